@@ -73,7 +73,8 @@ def collate_trimmed(examples):
     """Stack (x, y) examples and cut every column after the last non-PAD target.
     Returns x (B, W), y (B, W) and the number of positions before the cut (B * T)."""
     x, y = default_collate(examples)  # (B, T) each
-    width = max(1, int((y != 0).any(dim=0).nonzero().max(initial=0)) + 1)
+    target_columns = (y != 0).any(dim=0).nonzero()  # (K, 1) columns with a non-PAD target
+    width = int(target_columns.max()) + 1 if len(target_columns) else 1
     return x[:, :width].contiguous(), y[:, :width].contiguous(), y.numel()
 
 

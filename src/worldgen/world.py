@@ -1,0 +1,80 @@
+"""
+A whole generated world: its people, their splits, and the course's five files.
+
+People are drawn one after another, so the first n_train are the training
+split, the next n_dev the dev split, then n_test the test split and n_extra
+people who appear only in wiki.txt. wiki.txt lists biographies in that
+order, one a line, without a newline after the last line (as the course's
+file); the question files end every line with a newline. One random
+person's biography opens with a question, so that every character of the
+question files occurs in wiki.txt, whose characters are the datasets'
+vocabulary.
+
+All randomness comes from random.Random instances seeded from `seed`: the
+same arguments give the same bytes on any machine. The people depend only on
+the seed and the number of people; the phrasings come from a second stream,
+so a different style or number of paraphrases keeps the same people.
+"""
+
+import random
+from pathlib import Path
+
+from .biographies import biographies
+from .names import NameMaker
+from .people import make_person
+from .places import PlaceSampler
+
+WIKI = "wiki.txt"
+TRAIN = "birth_places_train.tsv"
+DEV = "birth_dev.tsv"
+TEST_INPUTS = "birth_test_inputs.tsv"
+TEST = "birth_test.tsv"
+FILE_NAMES = (WIKI, TRAIN, DEV, TEST_INPUTS, TEST)
+
+
+def question(person):
+    return f"Where was {person.name.full} born?"
+
+
+def labelled(people):
+    return "".join(f"{question(p)}\t{p.birth_place.name}\n" for p in people)
+
+
+def make_people(seed, count):
+    """Draws `count` people; returns them with a text stream seeded from the same seed."""
+    rng = random.Random(seed)
+    text_rng = random.Random(rng.getrandbits(64))
+    name_maker, sampler = NameMaker(), PlaceSampler()
+    return [make_person(rng, name_maker, sampler) for _ in range(count)], text_rng
+
+
+def make_world(seed, n_train=2000, n_dev=500, n_test=437, n_extra=0, paraphrases=1, style="course"):
+    """Returns {file name: text} for the five files of the world."""
+    people, text_rng = make_people(seed, n_train + n_dev + n_test + n_extra)
+    train = people[:n_train]
+    dev = people[n_train : n_train + n_dev]
+    test = people[n_train + n_dev : n_train + n_dev + n_test]
+    asker = text_rng.randrange(len(people))
+    lines = []
+    for index, person in enumerate(people):
+        lines += biographies(person, text_rng, style, paraphrases, open_with_question=index == asker)
+    return {
+        WIKI: "\n".join(lines),
+        TRAIN: labelled(train),
+        DEV: labelled(dev),
+        TEST_INPUTS: "".join(question(p) + "\n" for p in test),
+        TEST: labelled(test),
+    }
+
+
+def write_world(out_dir, seed, n_train=2000, n_dev=500, n_test=437, n_extra=0, paraphrases=1, style="course"):
+    """Writes the five files of the world into out_dir; returns their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = make_world(seed, n_train, n_dev, n_test, n_extra, paraphrases, style)
+    paths = []
+    for file_name, text in files.items():
+        path = out_dir / file_name
+        path.write_bytes(text.encode("ascii"))
+        paths.append(path)
+    return paths
