@@ -36,8 +36,9 @@ class NameDataset(Dataset):
         self.stoi = pretraining_dataset.stoi
         self.block_size = pretraining_dataset.block_size
         lines = data.encode('utf-8').decode('ascii', errors='ignore').split('\n')
-        self.data = [line for line in lines if line.strip()]
-        for number, line in enumerate(self.data, start=1):
+        numbered = [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+        self.data = [line for _, line in numbered]
+        for number, line in numbered:
             if line.count('\t') != 1:
                 raise ValueError(f"line {number} is not 'question<TAB>answer': {line!r}")
             unknown = sorted(set(line.replace('\t', '')) - set(self.stoi))

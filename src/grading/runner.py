@@ -1,0 +1,304 @@
+"""
+The isolated runner: one fresh process per probe, as the grading process sees it.
+
+For every probe the runner copies the submission package into a new private
+directory and starts a process there in a session of its own (so its whole
+process group can be killed): forked from the zygote on Linux (torch already
+imported, see zygote.py), else a new interpreter running grading.sandbox. It then
+reads two pipes until the wall-clock deadline:
+
+- the process's standard output and error together, kept up to an output cap;
+- a private result pipe, whose message must begin with this run's random
+  token and is the only thing the grading process takes as an answer.
+
+Whatever the submission does — print, exit, hang, crash, spawn children —
+the runner ends with the process group killed and an outcome that says so.
+"""
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+
+from .zygote import ZygoteClient
+
+COPY_IGNORED = shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.pyc")
+EXIT_GRACE_SECONDS = 0.5
+FORK_REPLY_SECONDS = 10
+ZYGOTE_READY_SECONDS = 180
+RESULT_CAP_BYTES = 32 << 20
+CAN_FORK = sys.platform.startswith("linux") and hasattr(__import__("socket"), "send_fds")
+
+
+@dataclass
+class Limits:
+    memory_bytes: int = 4 << 30
+    file_bytes: int = 64 << 20
+    output_bytes: int = 64 << 10
+
+
+@dataclass
+class ProbeOutcome:
+    status: str  # "ok", "error" or "timeout"
+    value: object
+    reason: str
+    output: str
+    seconds: float
+
+
+class CappedBuffer:
+    """Bytes kept up to `cap`; anything beyond is counted and dropped."""
+
+    def __init__(self, cap):
+        self.cap, self.data, self.dropped = cap, bytearray(), 0
+
+    def add(self, chunk):
+        room = max(0, self.cap - len(self.data))
+        self.data += chunk[:room]
+        self.dropped += len(chunk) - len(chunk[:room])
+
+    def text(self):
+        text = self.data.decode("utf-8", errors="replace")
+        return text + (f"\n[{self.dropped} more bytes of output dropped]" if self.dropped else "")
+
+
+class SpawnedProbe:
+    """A probe process started as a new interpreter."""
+
+    def __init__(self, process):
+        self.process, self.pid = process, process.pid
+
+    def poll(self):
+        return self.process.poll()
+
+    def finish(self):
+        return self.process.wait()
+
+
+class ForkedProbe:
+    """A probe process forked by the zygote, which reaps it and reports its exit code."""
+
+    def __init__(self, zygote, pid):
+        self.zygote, self.pid = zygote, pid
+
+    def poll(self):
+        return self.zygote.exit_code(self.pid)
+
+    def finish(self):
+        return self.zygote.exit_code(self.pid, wait=2.0)
+
+
+class Sandbox:
+    """Runs probes of `tests_file` against submission packages, one fresh process each."""
+
+    def __init__(self, tests_file, work_root, token, limits=None, user=None, hidden_env=(),
+                 preload=(), fork=CAN_FORK):
+        self.tests_file = os.path.abspath(tests_file)
+        self.work_root = work_root
+        self.token = token
+        self.limits = limits or Limits()
+        self.user = user  # a pwd.struct_passwd to run as, or None
+        self.hidden_env = set(hidden_env)
+        self.preload = list(preload)
+        self.fork = fork and CAN_FORK
+        self.zygote = None
+        self.live_groups = set()
+        self.lock = threading.Lock()
+
+    def environment(self, home):
+        """The process environment: ours without the hidden-bundle variables, one thread, private home."""
+        env = {k: v for k, v in os.environ.items() if k not in self.hidden_env}
+        grading_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (grading_root, env.get("PYTHONPATH")) if p)
+        env.update(HOME=home, TMPDIR=home, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env.setdefault(name, "1")
+        return env
+
+    def prepare(self, package_dir):
+        """A fresh private directory holding a copy of the package; returns (home, package copy)."""
+        home = tempfile.mkdtemp(prefix="probe-", dir=self.work_root)
+        copy = os.path.join(home, "submission")
+        shutil.copytree(package_dir, copy, ignore=COPY_IGNORED, symlinks=False)
+        if self.user is not None:
+            for root, dirs, files in os.walk(home):
+                for name in [root] + [os.path.join(root, f) for f in dirs + files]:
+                    os.chown(name, self.user.pw_uid, self.user.pw_gid)
+        return home, copy
+
+    def warm_up(self):
+        """Start the zygote and wait until it is ready (once); returns the seconds spent waiting."""
+        started = time.monotonic()
+        with self.lock:
+            if self.fork and self.zygote is None:
+                self.zygote = ZygoteClient(self.environment(self.work_root), self.work_root, self.preload)
+                self.fork = self.zygote.wait_ready(ZYGOTE_READY_SECONDS)
+        return time.monotonic() - started
+
+    def forking_zygote(self):
+        """The ready zygote, or None when probes must be spawned."""
+        with self.lock:
+            return self.zygote if self.fork else None
+
+    def start(self, home, request, output_write, result_write):
+        """Start the probe process, forked if possible, else spawned; closes our copies of the write ends."""
+        try:
+            zygote = self.forking_zygote()
+            if zygote is not None:
+                order = dict(home=home, request=request,
+                             uid=self.user.pw_uid if self.user else None,
+                             gid=self.user.pw_gid if self.user else None)
+                pid = zygote.fork(order, [output_write, result_write], FORK_REPLY_SECONDS)
+                if pid is not None:
+                    return ForkedProbe(zygote, pid)
+                with self.lock:
+                    self.fork = False  # the zygote died or hangs: spawn from now on
+            identity = {}
+            if self.user is not None:
+                identity = dict(user=self.user.pw_uid, group=self.user.pw_gid, extra_groups=[])
+            process = subprocess.Popen(
+                [sys.executable, "-c", "from grading.sandbox import main; main()"], stdin=subprocess.PIPE,
+                stdout=output_write, stderr=output_write, pass_fds=(result_write,),
+                cwd=home, env=self.environment(home), start_new_session=True, **identity)
+            try:
+                process.stdin.write(json.dumps(dict(request, result_fd=result_write)).encode("utf-8"))
+                process.stdin.close()
+            except OSError:
+                pass
+            return SpawnedProbe(process)
+        finally:
+            os.close(result_write)
+            os.close(output_write)
+
+    def run(self, package_dir, probe_name, kwargs, timeout):
+        """Run probe `probe_name`(package, **kwargs) in a new process; never raises for the submission's faults."""
+        self.warm_up()
+        started = time.monotonic()
+        home, copy = self.prepare(package_dir)
+        result_read, result_write = os.pipe()
+        output_read, output_write = os.pipe()
+        request = dict(token=self.token, tests_file=self.tests_file, probe=probe_name, kwargs=kwargs,
+                       package_dir=copy, memory_bytes=self.limits.memory_bytes,
+                       file_bytes=self.limits.file_bytes)
+        probe = self.start(home, request, output_write, result_write)
+        with self.lock:
+            self.live_groups.add(probe.pid)
+        output = CappedBuffer(self.limits.output_bytes)
+        result = CappedBuffer(RESULT_CAP_BYTES)
+        timed_out = self.collect(probe, output_read, result_read, output, result, started + timeout)
+        self.kill(probe.pid)
+        returncode = probe.finish()
+        shutil.rmtree(home, ignore_errors=True)
+        return self.outcome(returncode, timed_out, result, output.text(), time.monotonic() - started)
+
+    def collect(self, probe, output_fd, result_fd, output, result, deadline):
+        """
+        Read both pipes until they close, the process has been gone for a
+        moment, or the deadline passes. Returns True on a timeout: the
+        deadline passed before the result pipe closed.
+        """
+        buffers = {output_fd: output, result_fd: result}
+        selector = selectors.DefaultSelector()
+        for fd in buffers:
+            selector.register(fd, selectors.EVENT_READ)
+        result_closed = False
+        exited_at = None
+        now = time.monotonic()
+        while selector.get_map() and now < deadline:
+            if exited_at is None and probe.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE_SECONDS:
+                break
+            for key, _ in selector.select(timeout=min(0.1, deadline - now)):
+                chunk = os.read(key.fd, 1 << 16)
+                if chunk:
+                    buffers[key.fd].add(chunk)
+                else:
+                    selector.unregister(key.fd)
+                    result_closed = result_closed or key.fd == result_fd
+            now = time.monotonic()
+        selector.close()
+        for fd in buffers:
+            os.close(fd)
+        return now >= deadline and not result_closed
+
+    def kill(self, group):
+        """Kill everything left in the probe's process group."""
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        with self.lock:
+            self.live_groups.discard(group)
+
+    def kill_all(self):
+        """Kill every probe still running (on interrupt)."""
+        with self.lock:
+            groups = list(self.live_groups)
+        for group in groups:
+            self.kill(group)
+
+    def close(self):
+        """Stop the zygote, if one was started."""
+        with self.lock:
+            zygote, self.zygote = self.zygote, None
+        if zygote is not None:
+            zygote.close()
+
+    def outcome(self, returncode, timed_out, result, output, seconds):
+        """Turn what came back into a ProbeOutcome."""
+        if timed_out:
+            return ProbeOutcome("timeout", None, "the submission did not finish within the time limit",
+                                output, seconds)
+        raw = bytes(result.data)
+        if not raw:
+            return ProbeOutcome("error", None, "the submission's process ended without answering ("
+                                + describe_exit(returncode) + ")", output, seconds)
+        header, _, body = raw.partition(b"\n")
+        tampered = ProbeOutcome("error", None, "the result channel was tampered with", output, seconds)
+        if result.dropped or header != self.token.encode("ascii"):
+            return tampered
+        try:
+            message = json.loads(body.decode("utf-8"))
+            ok = message["ok"]
+        except (ValueError, KeyError, TypeError):
+            return tampered
+        if ok is True and "value" in message:
+            return ProbeOutcome("ok", message["value"], "", output, seconds)
+        stage = {"import": "the submission failed to import",
+                 "probe": "the submission raised an error"}.get(message.get("stage"), "the grader failed")
+        return ProbeOutcome("error", None, f"{stage}:\n{message.get('error', '')}", output, seconds)
+
+
+def readable_by(user, path):
+    """Whether `user` (with no supplementary groups) may read `path`, judging by the permission bits on its way."""
+    path = os.path.abspath(path)
+    checks = [(path, 0o5 if os.path.isdir(path) else 0o4)]
+    while os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+        checks.append((path, 0o1))
+    for step, needed in checks:
+        status = os.stat(step)
+        shift = 6 if status.st_uid == user.pw_uid else 3 if status.st_gid == user.pw_gid else 0
+        if (status.st_mode >> shift) & needed != needed:
+            return False
+    return True
+
+
+def describe_exit(returncode):
+    """Words for a process exit status."""
+    if returncode is None:
+        return "exit status unknown"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"

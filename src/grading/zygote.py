@@ -1,0 +1,193 @@
+"""
+The zygote: a process that imports the heavy libraries once (torch) and
+forks a fresh process for every probe, so a run pays torch's import once
+instead of once a test. It never imports submission code; each forked
+child is a new process that does (see sandbox.py).
+
+    python -c "from grading.zygote import main; main()" SOCKET_FD MODULE...
+
+It talks with the grading process over a SOCK_SEQPACKET socket:
+
+    request  {"ticket": n, "home": dir, "uid": .., "gid": .., "request": {...}}
+             with two descriptors attached: the output pipe and the result pipe
+    replies  {"ready": true}                  the libraries are imported (sent once, first)
+             {"ticket": n, "pid": pid}        the child is running
+             {"exited": pid, "code": code}    the child has ended (negative: killed by a signal)
+
+It exits when the grading process closes the socket. ZygoteClient is the
+grading process's side.
+"""
+
+import ctypes
+import importlib
+import itertools
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+from . import sandbox
+
+MESSAGE_BYTES = 1 << 20
+PR_SET_PDEATHSIG = 1
+
+
+def die_with(zygote_pid):
+    """Have the kernel kill this process when the zygote ends (Linux's parent-death signal)."""
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != zygote_pid:
+        os._exit(1)
+
+
+def child(connection, order, output_fd, result_fd, zygote_pid):
+    """In the forked child: become a sandboxed probe process, never return."""
+    try:
+        connection.close()
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        os.close(output_fd)
+        os.chdir(order["home"])
+        os.environ.update(HOME=order["home"], TMPDIR=order["home"])
+        if order.get("uid") is not None:
+            os.setgroups([])
+            os.setgid(order["gid"])
+            os.setuid(order["uid"])
+        die_with(zygote_pid)
+        sandbox.serve(order["request"], result_fd)
+    finally:
+        os._exit(1)
+
+
+def reap(connection):
+    """Report every child that has ended."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        connection.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+
+
+def serve(connection):
+    """Fork a child for each request until the grading process hangs up."""
+    while True:
+        readable, _, _ = select.select([connection], [], [], 0.05)
+        if readable:
+            data, fds, _, _ = socket.recv_fds(connection, MESSAGE_BYTES, 2)
+            if not data:
+                return
+            order = json.loads(data)
+            zygote_pid = os.getpid()
+            pid = os.fork()
+            if pid == 0:
+                child(connection, order, *fds, zygote_pid)
+            for fd in fds:
+                os.close(fd)
+            connection.send(json.dumps({"ticket": order["ticket"], "pid": pid}).encode())
+        reap(connection)
+
+
+def main():
+    connection = socket.socket(fileno=int(sys.argv[1]))
+    for name in sys.argv[2:]:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    try:
+        connection.send(json.dumps({"ready": True}).encode())
+        serve(connection)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+class ZygoteClient:
+    """The grading process's side: starts the zygote and asks it for probe processes."""
+
+    def __init__(self, env, cwd, preload):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from grading.zygote import main; main()", str(theirs.fileno()), *preload],
+            pass_fds=(theirs.fileno(),), env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, start_new_session=True)
+        theirs.close()
+        self.connection = ours
+        self.send_lock = threading.Lock()
+        self.changed = threading.Condition()
+        self.tickets = itertools.count()
+        self.pids = {}  # ticket -> pid of the forked child
+        self.exit_codes = {}  # pid -> exit code
+        self.alive = True
+        self.ready = False
+        threading.Thread(target=self.listen, daemon=True).start()
+
+    def wait_ready(self, timeout):
+        """Wait until the zygote has imported its libraries; False if it died or took too long."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.ready or not self.alive, timeout)
+            return self.ready and self.alive
+
+    def listen(self):
+        """Record the zygote's replies until it hangs up."""
+        while True:
+            try:
+                data = self.connection.recv(MESSAGE_BYTES)
+                message = json.loads(data) if data else None
+            except (OSError, ValueError):
+                message = None
+            with self.changed:
+                if message is None:
+                    self.alive = False
+                    self.changed.notify_all()
+                    return
+                if "ready" in message:
+                    self.ready = True
+                elif "ticket" in message:
+                    self.pids[message["ticket"]] = message["pid"]
+                else:
+                    self.exit_codes[message["exited"]] = message["code"]
+                self.changed.notify_all()
+
+    def fork(self, order, fds, timeout):
+        """Ask for a child running `order` with `fds` (output, result); its pid, or None when the zygote fails."""
+        with self.changed:
+            ticket = next(self.tickets)
+        try:
+            with self.send_lock:
+                socket.send_fds(self.connection, [json.dumps(dict(order, ticket=ticket)).encode()], fds)
+        except OSError:
+            return None
+        with self.changed:
+            self.changed.wait_for(lambda: ticket in self.pids or not self.alive, timeout)
+            return self.pids.pop(ticket, None)
+
+    def exit_code(self, pid, wait=0.0):
+        """The child's exit code once the zygote has reaped it, else None (waiting up to `wait` seconds)."""
+        with self.changed:
+            self.changed.wait_for(lambda: pid in self.exit_codes or not self.alive, wait)
+            return self.exit_codes.get(pid)
+
+    def close(self):
+        """Hang up; the zygote exits (and is killed if it does not)."""
+        self.connection.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""
+Shared fixtures: the course data (when this checkout has it), a generated
+corpus of biography-like lines with matching birth-place questions, a seeded
+global `random` for the datasets that draw from it, and small model configs.
+"""
+
+import contextlib
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+
+from submission import GPTConfig
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+NO_SHARED_DATA = "course data not found at ../shared/data (only the instructors' checkout has it)"
+
+FIRST_NAMES = ["Ada", "Bertil", "Camille", "Dario", "Elif", "Femi", "Greta", "Hiroshi", "Ines", "Jonas",
+               "Kalani", "Lior", "Maren", "Nuno", "Oksana", "Pavel", "Quilla", "Rosa", "Soren", "Tamsin"]
+SURNAMES = ["Abernethy", "Baptiste", "Castellano", "Dalgaard", "Eriksen", "Fairweather", "Gonzaga",
+            "Halloran", "Iwasaki", "Jablonski", "Kowalczyk", "Lindqvist", "Moreau", "Nakamura", "Okafor",
+            "Pellegrini", "Quintero", "Rasmussen", "Szabo", "Thorne"]
+PLACES = ["Lisbon", "Tampere", "Valparaiso", "Krakow", "Dundee", "Osaka", "Lagos", "Bergen", "Quito",
+          "Brno", "Ghent", "Halifax", "Mombasa", "Perth", "Tbilisi", "Leeds"]
+OCCUPATIONS = ["painter", "chemist", "footballer", "poet", "cartographer", "violinist", "architect",
+               "judge", "botanist", "photographer"]
+EXTRA_SENTENCES = [
+    "{surname} studied at the university of {other} .",
+    "In {year} {surname} moved to {other}, where {pronoun} worked for a decade .",
+    "{pronoun_cap} received the {other} prize in {year} .",
+    "{surname} married in {year} and had {count} children .",
+    "Later {pronoun} taught in {other} ( {year} - {year2} ) .",
+]
+
+
+@dataclass
+class GeneratedCorpus:
+    people: list       # (name, birth place) pairs, one per document, in order
+    wiki: str          # one biography a line, "Name. text..."
+    questions: str     # "Where was NAME born?<TAB>PLACE" lines
+
+    @property
+    def documents(self):
+        return self.wiki.split("\n")
+
+
+def _biography(rng, name, place, min_length):
+    surname = name.split()[-1]
+    pronoun = rng.choice(["he", "she", "they"])
+    sentences = [f"{name}.", f"{name} was a {rng.choice(OCCUPATIONS)} born in {place} ."]
+    while len(" ".join(sentences)) < min_length or rng.random() < 0.5:
+        year = rng.randint(1800, 1990)
+        sentences.append(rng.choice(EXTRA_SENTENCES).format(
+            surname=surname, other=rng.choice(PLACES), year=year, year2=year + rng.randint(1, 30),
+            pronoun=pronoun, pronoun_cap=pronoun.capitalize(), count=rng.randint(1, 6)))
+    sentences.append(f"Where was {surname} born? In {place} .")
+    return " ".join(sentences)
+
+
+def generate_corpus(seed, count, min_length=0):
+    """`count` people with distinct names, their biographies (each at least
+    `min_length` characters) and a question about each one's birth place."""
+    rng = random.Random(seed)
+    names = [f"{first} {last}" for first in FIRST_NAMES for last in SURNAMES]
+    people = [(name, rng.choice(PLACES)) for name in rng.sample(names, count)]
+    wiki = "\n".join(_biography(rng, name, place, min_length) for name, place in people)
+    questions = "".join(f"Where was {name} born?\t{place}\n" for name, place in people)
+    return GeneratedCorpus(people, wiki, questions)
+
+
+@contextlib.contextmanager
+def global_random_seeded(seed):
+    """Seed the global `random` module (which the datasets draw from) and restore its state afterwards."""
+    state = random.getstate()
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(state)
+
+
+@pytest.fixture(scope="session")
+def seeded_random():
+    """The `global_random_seeded(seed)` context manager."""
+    return global_random_seeded
+
+
+@pytest.fixture
+def single_thread():
+    """Run torch on one thread: the tiny models here run faster so, most of all on a busy shared CPU."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """The directory of the course's real data; skips the test when this checkout has none."""
+    if not (SHARED_DATA / "wiki.txt").is_file():
+        pytest.skip(NO_SHARED_DATA)
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def wiki_text(shared_data):
+    return (shared_data / "wiki.txt").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def corpus():
+    """A generated corpus of 200 people with biographies of mixed lengths."""
+    return generate_corpus(seed=2024, count=200)
+
+
+@pytest.fixture(scope="session")
+def make_corpus():
+    """`generate_corpus(seed, count, min_length=0)`."""
+    return generate_corpus
+
+
+@pytest.fixture(scope="session")
+def tiny_config():
+    """Build a small GPTConfig; dropout is off unless asked for."""
+    def make(vocab_size, block_size, *, n_layer=3, n_head=2, n_embd=32, dropout=0.0, **extra):
+        return GPTConfig(vocab_size, block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd,
+                         embd_pdrop=dropout, resid_pdrop=dropout, attn_pdrop=dropout, **extra)
+    return make

@@ -1,0 +1,105 @@
+"""
+Broken and hostile variants of the reference solution, for tests/test_grader.py.
+
+A Mutant is a small edit of one file of a copy of src/submission (a regex
+substitution, inside the student-written regions unless it says otherwise),
+with the grader tests to run on it and the ones it must fail.
+"""
+
+import re
+from dataclasses import dataclass
+
+REGION = re.compile(r"(### START_CODE_HERE ###)(.*?)(### END_CODE_HERE ###)", re.S)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    filename: str
+    pattern: str
+    replacement: str
+    run: tuple  # grader test ids to run
+    failing: tuple  # the ones among them that must fail
+    anywhere: bool = False  # edit outside the student regions too
+
+
+CONFIG_TESTS = ("1c-1-basic", "1f-0-basic", "1g-0-basic")
+SPAN_TESTS = ("1e-0-basic", "1e-1-basic", "1e-2-basic", "1e-3-basic")
+MODEL_TESTS = ("1c-0-hidden", "1g-0-basic")
+
+MUTANTS = [
+    Mutant("wrong finetune epochs", "helper.py", r"\b75\b", "50", CONFIG_TESTS, ("1c-1-basic",)),
+    Mutant("wrong pretrain lr", "helper.py", r"learning_rate=pretrain_lr", "learning_rate=6e-4",
+           CONFIG_TESTS, ("1f-0-basic",)),
+    Mutant("mask fraction 1/2", "dataset.py", r"len\(truncated\) // 2", "len(truncated)",
+           SPAN_TESTS, ("1e-3-basic",)),
+    Mutant("mask missing from output", "dataset.py", r"prefix \+ self\.MASK_CHAR \+ suffix", "prefix + suffix",
+           SPAN_TESTS, ("1e-1-basic",)),
+    Mutant("no truncation", "dataset.py", r"document\[:random\.randint\(4, int\(self\.block_size \* 7 / 8\)\)\]",
+           "document", SPAN_TESTS, ("1e-0-basic",)),
+    Mutant("perceiver without C", "model.py", r"self\.C = nn\.Parameter\(", "self.C = (",
+           MODEL_TESTS, ("1c-0-hidden",)),
+    Mutant("non-causal attention mask", "attention.py",
+           r"torch\.tril\((torch\.ones\(config\.block_size, config\.block_size\))\)", r"\1",
+           MODEL_TESTS, ("1c-0-hidden",), anywhere=True),
+]
+
+FAKE_REPORT = """1e-3-basic   span corruption: masked length about 1/4, random        5/5  pass
+total: 64/64 points
+{"score": 64.0, "execution_time": 1.0, "tests": []}
+"""
+
+# Code appended to the package's __init__.py; each runs when the submission is imported.
+HOSTILE_IMPORTS = {
+    "sys.exit(0) at import": "import sys\nsys.exit(0)\n",
+    "os._exit(0) at import": "import os\nos._exit(0)\n",
+    "prints fake pass lines and results.json": (
+        "import os, sys\n"
+        f"FAKE = {FAKE_REPORT!r}\n"
+        "print(FAKE)\nsys.__stdout__.write(FAKE)\nos.write(1, FAKE.encode())\nos.write(2, FAKE.encode())\n"),
+    "monkeypatches unittest and builtins": (
+        "import builtins, math, unittest, statistics\n"
+        "unittest.TestCase.assertEqual = unittest.TestCase.assertTrue = lambda *a, **k: None\n"
+        "builtins.all = builtins.any = lambda *a, **k: True\n"
+        "builtins.AssertionError = type('Never', (Exception,), {})\n"
+        "math.isclose = lambda *a, **k: True\n"
+        "statistics.mean = lambda data: 0.25\n"),
+    "writes forged answers to every descriptor": (
+        "import os\n"
+        "for fd in range(3, 256):\n"
+        "    try:\n"
+        "        os.write(fd, b'0123\\n{\"ok\": true, \"value\": {}}')\n"
+        "    except OSError:\n"
+        "        pass\n"),
+    "floods its output": "import sys\nsys.stdout.write('x' * (8 << 20))\n",
+}
+
+# Hostile edits at the start of every student region of a file.
+HANG_IN_GETITEM = Mutant("infinite loop in __getitem__", "dataset.py", r"\A\n([ \t]*)",
+                         "\n\\1while True:\n\\1    pass\n\\1", ("1e-0-basic", "1c-1-basic"), ("1e-0-basic",))
+SYSTEM_EXIT_IN_HELPERS = Mutant("SystemExit inside the helpers", "helper.py", r"\A\n([ \t]*)",
+                                "\n\\1raise SystemExit(0)\n\\1", ("1c-1-basic", "1f-0-basic"),
+                                ("1c-1-basic", "1f-0-basic"))
+
+
+def apply(mutant, package_dir):
+    """Edit the copy of the package at `package_dir` as `mutant` says; fails when the edit no longer applies."""
+    path = f"{package_dir}/{mutant.filename}"
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    if mutant.anywhere:
+        edited, count = re.subn(mutant.pattern, mutant.replacement, source)
+    else:
+        count = 0
+
+        def edit_region(match):
+            nonlocal count
+            body, n = re.subn(mutant.pattern, mutant.replacement, match.group(2))
+            count += n
+            return match.group(1) + body + match.group(3)
+
+        edited = REGION.sub(edit_region, source)
+    if count == 0:
+        raise AssertionError(f"mutant {mutant.name!r} no longer applies to {mutant.filename}: update tests/grader_mutants.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(edited)

@@ -1,0 +1,295 @@
+"""
+The autograder judged as instructors need it: the reference gets full marks,
+each broken variant loses exactly the points it should, hostile submissions
+earn nothing they did not do, and the outputs have the platform's format.
+Every run is grader.py in its own process, on a copy of the reference.
+"""
+
+import json
+import os
+import pwd
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from grading.runner import readable_by
+
+from grader_fixtures import (GRADER, JUST_ENOUGH, ROOT, copy_reference, grade, make_bundle, run_grader,
+                             statuses, write_predictions)
+from grader_mutants import (HANG_IN_GETITEM, HOSTILE_IMPORTS, MUTANTS, SYSTEM_EXIT_IN_HELPERS, Mutant,
+                            apply)
+
+PREDICTION_TESTS = ["1d-0-hidden", "1d-1-hidden", "1f-1-hidden", "1f-2-hidden", "1g-1-hidden", "1g-2-hidden"]
+POINTS = {"1c-0-hidden": 2, "1c-1-basic": 2, "1d-0-hidden": 2, "1d-1-hidden": 4, "1e-0-basic": 5,
+          "1e-1-basic": 5, "1e-2-basic": 5, "1e-3-basic": 5, "1f-0-basic": 7, "1f-1-hidden": 5,
+          "1f-2-hidden": 8, "1g-0-basic": 4, "1g-1-hidden": 5, "1g-2-hidden": 5}
+ALL_TESTS = list(POINTS)
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    """The reference, with predictions just meeting the default thresholds, graded on everything with --json."""
+    root = tmp_path_factory.mktemp("full")
+    package = copy_reference(root / "submission")
+    bundle, answers = make_bundle(root / "bundle")
+    write_predictions(package, answers)
+    completed = run_grader("--submission", package, "--hidden", bundle, "--json", root / "results.json")
+    results = json.loads((root / "results.json").read_text())
+    return completed, results
+
+
+@pytest.fixture
+def graded_copy(tmp_path):
+    """A copy of the reference with predictions and a bundle (with the reference): (package, bundle, answers)."""
+    package = copy_reference(tmp_path / "submission")
+    bundle, answers = make_bundle(tmp_path / "bundle")
+    write_predictions(package, answers)
+    return package, bundle, answers
+
+
+def test_reference_gets_full_marks(full_run):
+    completed, results = full_run
+    assert completed.returncode == 0, completed.stderr
+    assert statuses(completed.stdout) == {test: "pass" for test in ALL_TESTS}
+    assert {t["number"]: t["score"] for t in results["tests"]} == {k: float(v) for k, v in POINTS.items()}
+    assert results["score"] == 64.0
+    assert "basic: 33/33 points" in completed.stdout and "hidden: 31/31 points" in completed.stdout
+    structure = next(t for t in results["tests"] if t["number"] == "1c-0-hidden")
+    assert "same parameters, modules and outputs as the reference" in structure["output"]
+
+
+def test_results_json_has_exactly_the_platform_fields(full_run):
+    _, results = full_run
+    assert set(results) == {"score", "execution_time", "tests"}
+    assert type(results["score"]) is float and type(results["execution_time"]) is float
+    assert results["execution_time"] > 0
+    for test in results["tests"]:
+        assert set(test) == {"name", "number", "score", "max_score", "output", "visibility"}
+        assert [type(test[k]) for k in ("name", "number", "score", "max_score", "output", "visibility")] == \
+            [str, str, float, float, str, str]
+        assert test["visibility"] == ("visible" if test["number"].endswith("basic") else "after_due_date")
+        assert test["name"] and test["output"].startswith("pass")
+
+
+def test_one_answer_below_each_threshold_fails_it(graded_copy):
+    package, bundle, answers = graded_copy
+    write_predictions(package, answers, {key: right - 1 for key, right in JUST_ENOUGH.items()})
+    found, stdout = grade(package, PREDICTION_TESTS, "--hidden", bundle)
+    assert found == {test: "fail" for test in PREDICTION_TESTS}
+    assert "5 of 60 correct (8.3%); needed at least 10%" in stdout
+    assert "0 of 60 correct (0.0%); needed at least 1 correct" in stdout
+
+
+def test_thresholds_json_overrides_the_defaults(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    strict = {"vanilla.pretrain.dev": {"min_accuracy": 0.5}, "perceiver.pretrain.test": {"min_correct": 2}}
+    bundle, answers = make_bundle(tmp_path / "bundle", reference=False, thresholds=strict)
+    write_predictions(package, answers)
+    found, stdout = grade(package, PREDICTION_TESTS, "--hidden", bundle)
+    assert found == dict({test: "pass" for test in PREDICTION_TESTS}, **{"1f-1-hidden": "fail"})
+    assert "needed at least 50%" in stdout
+
+
+def test_unknown_threshold_is_a_usage_error(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    bundle, _ = make_bundle(tmp_path / "bundle", reference=False, thresholds={"vanilla.dev": {"min_accuracy": 0.1}})
+    completed = run_grader("--submission", package, "--hidden", bundle, "1f-1-hidden")
+    assert completed.returncode == 2
+    assert "unknown threshold 'vanilla.dev'" in completed.stderr
+
+
+def test_missing_prediction_file_fails_with_the_stage_that_makes_it(graded_copy):
+    package, bundle, _ = graded_copy
+    (package / "perceiver.pretrain.test.predictions").unlink()
+    found, stdout = grade(package, ["1g-1-hidden", "1g-2-hidden"], "--hidden", bundle)
+    assert found == {"1g-1-hidden": "pass", "1g-2-hidden": "fail"}
+    assert "perceiver.pretrain.test.predictions is missing: make it with ./run.sh perceiver_eval_test_with_pretrain" in stdout
+
+
+def test_without_a_bundle_hidden_tests_are_listed_as_graded_on_submission(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    (package / "vanilla.pretrain.dev.predictions").write_text("London\n")
+    completed = run_grader("--submission", package, "--json", tmp_path / "results.json", "hidden")
+    assert completed.returncode == 0, completed.stderr
+    assert statuses(completed.stdout) == {test: "hidden" for test in ["1c-0-hidden"] + PREDICTION_TESTS}
+    assert "hidden: 31 points graded on submission" in completed.stdout
+    assert "make it with ./run.sh vanilla_eval_test_with_pretrain" in completed.stdout
+    assert "vanilla_eval_dev_with_pretrain" not in completed.stdout
+    tests = json.loads((tmp_path / "results.json").read_text())["tests"]
+    assert [(t["number"], t["score"], t["max_score"]) for t in tests] == \
+        [(test, 0.0, float(POINTS[test])) for test in ["1c-0-hidden"] + PREDICTION_TESTS]
+
+
+def test_unknown_test_id_lists_the_known_ids_and_exits_nonzero():
+    completed = run_grader("1z-9-basic")
+    assert completed.returncode != 0
+    assert "unknown test 1z-9-basic" in completed.stderr
+    assert all(test in completed.stderr for test in ALL_TESTS)
+
+
+def in_background(request, parameter, job):
+    """
+    Start job(case) for every case of `parameter` among the selected tests,
+    two grader runs at a time, so that they overlap; returns {case: future}.
+    """
+    cases = [item.callspec.params[parameter] for item in request.session.items
+             if parameter in getattr(getattr(item, "callspec", None), "params", {})]
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = {case: pool.submit(job, case) for case in dict.fromkeys(cases)}
+    pool.shutdown(wait=False)
+    return futures
+
+
+@pytest.fixture(scope="module")
+def mutant_runs(request, tmp_path_factory):
+    """Each mutant graded on its tests with a full bundle: {mutant: future of (statuses, stdout)}."""
+    def graded_mutant(mutant):
+        root = tmp_path_factory.mktemp("mutant")
+        package = copy_reference(root / "submission")
+        bundle, answers = make_bundle(root / "bundle")
+        write_predictions(package, answers)
+        apply(mutant, package)
+        return grade(package, mutant.run, "--hidden", bundle)
+
+    return in_background(request, "mutant", graded_mutant)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_mutant_fails_its_own_tests_and_only_those(mutant, mutant_runs):
+    found, stdout = mutant_runs[mutant].result()
+    assert {test for test, status in found.items() if status != "pass"} == set(mutant.failing), stdout
+    assert all(found[test] == "fail" for test in mutant.failing), stdout
+
+
+def test_non_causal_mask_fails_even_without_a_reference(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    bundle, _ = make_bundle(tmp_path / "bundle", reference=False)
+    apply(next(m for m in MUTANTS if m.name == "non-causal attention mask"), package)
+    found, stdout = grade(package, ["1c-0-hidden"], "--hidden", bundle)
+    assert found == {"1c-0-hidden": "fail"}
+    assert "attention sees the future" in stdout
+
+
+HOSTILE_CASES = {
+    # name: (mutant applied too, tests run, expected statuses, text the report must show)
+    "sys.exit(0) at import": (None, ["1c-1-basic", "1e-2-basic"], "error", "SystemExit"),
+    "os._exit(0) at import": (None, ["1c-1-basic", "1e-2-basic"], "error", "ended without answering (exit code 0)"),
+    "writes forged answers to every descriptor": (None, ["1c-1-basic", "1e-2-basic"], "error",
+                                                  "the result channel was tampered with"),
+    "prints fake pass lines and results.json": ("mask fraction 1/2", ["1e-3-basic", "1e-2-basic"],
+                                                {"1e-3-basic": "fail", "1e-2-basic": "pass"}, "basic: 5/10 points"),
+    "monkeypatches unittest and builtins": ("no truncation", ["1e-0-basic", "1e-3-basic"],
+                                            {"1e-0-basic": "fail", "1e-3-basic": "pass"}, "basic: 5/10 points"),
+    "floods its output": (None, ["1c-1-basic"], "pass", "basic: 2/2 points"),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_runs(request, tmp_path_factory):
+    """Each hostile submission graded with --json: {name: future of (statuses, stdout, results)}."""
+    def graded_hostile(name):
+        mutant_name, tests, _, _ = HOSTILE_CASES[name]
+        root = tmp_path_factory.mktemp("hostile")
+        package = copy_reference(root / "submission")
+        if mutant_name:
+            apply(next(m for m in MUTANTS if m.name == mutant_name), package)
+        with open(package / "__init__.py", "a", encoding="utf-8") as f:
+            f.write("\n" + HOSTILE_IMPORTS[name])
+        found, stdout = grade(package, tests, "--json", root / "results.json")
+        return found, stdout, json.loads((root / "results.json").read_text())
+
+    return in_background(request, "name", graded_hostile)
+
+
+@pytest.mark.parametrize("name", HOSTILE_CASES)
+def test_hostile_submission_earns_nothing_it_did_not_do(name, hostile_runs):
+    _, tests, expected, shown = HOSTILE_CASES[name]
+    found, stdout, results = hostile_runs[name].result()
+    if isinstance(expected, str):
+        expected = {test: expected for test in tests}
+    assert found == expected, stdout
+    assert shown in stdout
+    assert "64/64" not in stdout
+    assert results["score"] == sum(float(POINTS[t]) for t, status in expected.items() if status == "pass")
+    assert all(len(t["output"]) < 4000 for t in results["tests"])
+
+
+def test_infinite_loop_times_out_and_the_run_goes_on(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    apply(HANG_IN_GETITEM, package)
+    found, stdout = grade(package, HANG_IN_GETITEM.run, "--timeout", 5)
+    assert found == {"1e-0-basic": "timeout", "1c-1-basic": "pass"}
+    assert "did not finish within the time limit" in stdout
+
+
+def test_system_exit_inside_the_helpers_is_an_error_not_a_pass(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    apply(SYSTEM_EXIT_IN_HELPERS, package)
+    found, stdout = grade(package, SYSTEM_EXIT_IN_HELPERS.run)
+    assert found == {test: "error" for test in SYSTEM_EXIT_IN_HELPERS.run}
+    assert "SystemExit: 0" in stdout and "total: 0/9 points" in stdout
+
+
+def test_memory_limit_stops_a_greedy_submission(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    with open(package / "__init__.py", "a", encoding="utf-8") as f:
+        f.write("\nhoard = bytearray(3 << 30)\n")
+    found, stdout = grade(package, ["1c-1-basic"], "--memory-mb", 2048)
+    assert found == {"1c-1-basic": "error"}
+    assert "MemoryError" in stdout
+
+
+def test_spawned_processes_report_how_they_ended(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    with open(package / "__init__.py", "a", encoding="utf-8") as f:
+        f.write("\nimport os\nos._exit(3)\n")
+    found, stdout = grade(package, ["1c-1-basic"], "--spawn")
+    assert found == {"1c-1-basic": "error"}
+    assert "ended without answering (exit code 3)" in stdout
+
+
+def nobody():
+    try:
+        return pwd.getpwnam("nobody")
+    except KeyError:
+        return None
+
+
+def python_readable_by_nobody():
+    return nobody() is not None and readable_by(nobody(), os.path.dirname(os.__file__))
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not python_readable_by_nobody(),
+                    reason="needs root, a 'nobody' user, and a Python that user can read")
+@pytest.mark.parametrize("user", [None, "nobody"])
+def test_user_option_keeps_submission_code_out_of_the_graders_files(user, tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    escaped = tmp_path / "escaped"
+    with open(package / "__init__.py", "a", encoding="utf-8") as f:
+        f.write(f"\ntry:\n    open({str(escaped)!r}, 'w').write('x')\nexcept OSError:\n    pass\n")
+    found, _ = grade(package, ["1c-1-basic"], *(["--user", user] if user else []))
+    assert found == {"1c-1-basic": "pass"}
+    assert escaped.exists() == (user is None)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or nobody() is None, reason="needs root and a 'nobody' user")
+def test_user_option_refuses_a_user_who_cannot_read_the_grader(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    shutil.copy(GRADER, private / "grader.py")
+    shutil.copytree(ROOT / "src" / "grading", private / "src" / "grading")
+    completed = run_grader("--submission", ROOT / "src" / "submission", "--user", "nobody", "1c-1-basic",
+                           grader=private / "grader.py")
+    assert completed.returncode == 2
+    assert "user nobody cannot read" in completed.stderr
+
+
+def test_mutants_edit_only_what_they_name(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    before = {p.name: p.read_text() for p in package.glob("*.py")}
+    mutant = MUTANTS[0]
+    apply(mutant, package)
+    changed = [name for name, text in before.items() if (package / name).read_text() != text]
+    assert changed == [mutant.filename]
+    with pytest.raises(AssertionError, match="no longer applies"):
+        apply(Mutant("absent", "helper.py", "no such code", "", (), ()), package)

@@ -1,0 +1,176 @@
+"""TrainerConfig defaults, the learning-rate schedule, batching and the weight-decay groups."""
+
+import itertools
+import math
+
+import pytest
+import torch
+
+from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
+from submission.trainer import collate_trimmed, learning_rate, optimizer_groups
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+
+def schedule(base, warmup, final, tokens):
+    """The SPEC's schedule, written out independently of the trainer."""
+    if tokens < warmup:
+        return base * tokens / warmup
+    progress = (tokens - warmup) / (final - warmup)
+    return base * max(0.1, 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def test_trainer_config_defaults_are_the_spec():
+    config = TrainerConfig()
+    assert config.max_epochs == 10
+    assert config.batch_size == 64
+    assert config.learning_rate == 3e-4
+    assert tuple(config.betas) == (0.9, 0.95)
+    assert config.grad_norm_clip == 1.0
+    assert config.weight_decay == 0.1
+    assert config.lr_decay is False
+    assert config.warmup_tokens == 375e6
+    assert config.final_tokens == 260e9
+    assert config.ckpt_path is None
+    assert config.num_workers == 0
+    assert config.writer is None
+
+
+def test_trainer_config_takes_any_keyword():
+    config = TrainerConfig(max_epochs=3, learning_rate=1e-2, something_else="kept")
+    assert (config.max_epochs, config.learning_rate, config.something_else) == (3, 1e-2, "kept")
+    assert TrainerConfig().max_epochs == 10
+
+
+# ---------------------------------------------------------------- schedule
+
+WARMUP, FINAL, BASE = 10_240, 1_000_000, 6e-4
+TOKEN_COUNTS = [0, 1, 2_560, 5_120, WARMUP - 1, WARMUP, WARMUP + 1, 100_000, 505_120, 900_000, FINAL,
+                1_500_000, 1_995_000, 2 * FINAL - WARMUP, 2_500_000, 3.2 * FINAL]
+
+
+@pytest.fixture
+def decaying():
+    return TrainerConfig(learning_rate=BASE, lr_decay=True, warmup_tokens=WARMUP, final_tokens=FINAL)
+
+
+@pytest.mark.parametrize("tokens", TOKEN_COUNTS)
+def test_learning_rate_follows_warmup_cosine_floor(decaying, tokens):
+    assert learning_rate(decaying, tokens) == pytest.approx(schedule(BASE, WARMUP, FINAL, tokens), rel=1e-12)
+
+
+def test_learning_rate_landmarks(decaying):
+    """Linear warmup to the base rate, half of it halfway through the cosine,
+    the 10% floor by final_tokens, and back up past final_tokens (progress
+    is not clamped): the full base rate again at progress 2."""
+    def lr(tokens):
+        return learning_rate(decaying, tokens)
+
+    assert lr(0) == 0
+    assert lr(WARMUP / 4) == pytest.approx(BASE / 4)
+    assert lr(WARMUP) == pytest.approx(BASE)
+    assert lr((WARMUP + FINAL) / 2) == pytest.approx(BASE / 2)
+    assert lr(FINAL) == pytest.approx(0.1 * BASE)
+    assert lr(FINAL + 0.1 * (FINAL - WARMUP)) == pytest.approx(0.1 * BASE)
+    assert lr(WARMUP + 1.5 * (FINAL - WARMUP)) == pytest.approx(BASE / 2)
+    assert lr(WARMUP + 2 * (FINAL - WARMUP)) == pytest.approx(BASE)
+
+
+def test_learning_rate_without_decay_is_constant():
+    config = TrainerConfig(learning_rate=BASE, lr_decay=False, warmup_tokens=WARMUP, final_tokens=FINAL)
+    assert all(learning_rate(config, tokens) == BASE for tokens in TOKEN_COUNTS)
+
+
+# ---------------------------------------------------------------- training runs
+
+@pytest.fixture(scope="module")
+def names(corpus):
+    """A NameDataset of 20 questions; their examples are mostly PAD at block size 128."""
+    pretraining = CharCorruptionDataset(corpus.wiki, 128)
+    return NameDataset("".join(corpus.questions.splitlines(keepends=True)[:20]), pretraining)
+
+
+def test_collate_cuts_all_pad_target_columns_and_keeps_the_loss(names, tiny_config):
+    """The cut batch keeps every column up to the last non-PAD target, drops
+    only all-PAD target columns, reports the uncut positions B*T, and gives
+    the model the same loss as the uncut batch."""
+    examples = [names[i] for i in range(8)]
+    x, y, positions = collate_trimmed(examples)
+    whole_x, whole_y = torch.stack([e[0] for e in examples]), torch.stack([e[1] for e in examples])
+    last = max(int(torch.nonzero(e[1]).max()) for e in examples)
+    assert positions == whole_y.numel() == 8 * 127
+    assert x.shape == y.shape == (8, last + 1)
+    assert torch.equal(x, whole_x[:, :last + 1]) and torch.equal(y, whole_y[:, :last + 1])
+    torch.manual_seed(0)
+    model = GPT(tiny_config(len(names.stoi), 128, n_layer=2)).eval()
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, y)[1], model(whole_x, whole_y)[1])
+
+
+def test_lr_history_follows_schedule_on_uncut_token_counts(names, tiny_config):
+    """Batches of 8, 8, 4 examples of 127 positions each, over 2 epochs; the
+    rate set after each step is the schedule at the positions seen so far,
+    counting whole (uncut) batches. Warmup and final_tokens are chosen so the
+    run crosses warmup, the cosine, the floor and the rise past final_tokens."""
+    per_example = 127
+    warmup, final = 10 * per_example, 22 * per_example
+    config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=1e-3, lr_decay=True,
+                           warmup_tokens=warmup, final_tokens=final, device="cpu")
+    torch.manual_seed(1)
+    trainer = Trainer(GPT(tiny_config(len(names.stoi), 128, n_layer=2)), names, None, config)
+    trainer.train()
+    seen = list(itertools.accumulate([8, 8, 4] * 2))
+    assert trainer.step == 6
+    assert trainer.tokens == 40 * per_example
+    assert trainer.lr_history == pytest.approx([schedule(1e-3, warmup, final, n * per_example) for n in seen])
+
+
+# ---------------------------------------------------------------- weight decay
+
+def expected_decay(name):
+    """Decay the matrices of Linear layers only (by parameter name)."""
+    no_decay = (name.endswith(".bias") or ".ln" in name or name.startswith("ln_f.")
+                or name in ("tok_emb.weight", "pos_emb", "down_block.C"))
+    return not no_decay
+
+
+@pytest.fixture
+def perceiver(tiny_config):
+    return GPT(tiny_config(30, 32, n_layer=3, perceiver=True, bottleneck_dim=8))
+
+
+def decayed_names(model, groups):
+    by_id = {id(p): name for name, p in model.named_parameters()}
+    seen = [by_id[id(p)] for group in groups for p in group["params"]]
+    assert sorted(seen) == sorted(by_id.values())
+    return {by_id[id(p)]: group["weight_decay"] for group in groups for p in group["params"]}
+
+
+def test_only_linear_weights_are_decayed(perceiver):
+    decay = decayed_names(perceiver, optimizer_groups(perceiver, 0.1))
+    for name in ["pos_emb", "tok_emb.weight", "down_block.C", "ln_f.weight", "blocks.0.ln1.bias",
+                 "up_block.attn.key.bias", "head.weight", "blocks.0.mlp.0.weight", "down_block.attn.proj.weight"]:
+        assert name in decay
+    assert {name: rate > 0 for name, rate in decay.items()} == {name: expected_decay(name) for name in decay}
+    assert {rate for rate in decay.values()} == {0.0, 0.1}
+
+
+def test_trainer_builds_adamw_with_those_groups(perceiver, names, monkeypatch):
+    """The optimizer the Trainer really builds: AdamW decaying exactly the
+    Linear weights, at config.weight_decay."""
+    built = []
+
+    class RecordingAdamW(torch.optim.AdamW):
+        def __init__(self, params, **kwargs):
+            super().__init__(params, **kwargs)
+            built.append(self)
+
+    monkeypatch.setattr(torch.optim, "AdamW", RecordingAdamW)
+    config = TrainerConfig(max_epochs=0, weight_decay=0.05, learning_rate=2e-3, device="cpu")
+    Trainer(perceiver, names, None, config).train()
+    (optimizer,) = built
+    decay = decayed_names(perceiver, optimizer.param_groups)
+    assert {name: rate > 0 for name, rate in decay.items()} == {name: expected_decay(name) for name in decay}
+    assert {rate for rate in decay.values()} == {0.0, 0.05}
+    assert all(group["lr"] == 2e-3 and group["betas"] == config.betas for group in optimizer.param_groups)
+
