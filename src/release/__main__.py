@@ -1,0 +1,108 @@
+"""
+The release command: `PYTHONPATH=src python3 -m release --out OUT` (or `./run.sh release --out OUT`).
+
+Everything is built in a temporary folder beside OUT and checked there; only
+a release that passes every check is moved into OUT, so a failed run leaves
+OUT as it was. OUT must be empty or missing, unless --force, which replaces
+OUT/student, OUT/autograder and OUT/autograder.zip and keeps anything else.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+from . import checks
+from .autograder import TEST_INPUTS, build_autograder, check_test_labels
+from .regions import RegionError
+from .student import DATA_FILES, ReleaseError, build_student, require_files
+
+REPO_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUTPUTS = ("student", "autograder", "autograder.zip")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="release", description="Cut the student starter and the "
+                                     "autograder bundle out of the reference solution.")
+    parser.add_argument("--out", required=True, help="folder to write student/, autograder/ and autograder.zip into")
+    parser.add_argument("--force", action="store_true", help="replace an earlier release in a non-empty OUT")
+    parser.add_argument("--data", default=os.path.join(REPO_DIR, "data"),
+                        help="the course data students get (default: data/)")
+    parser.add_argument("--test-labels", help="the labelled test file for the hidden bundle "
+                        "(default: birth_test.tsv in --data)")
+    parser.add_argument("--thresholds", help="thresholds.json for the hidden bundle (default: the tests' own)")
+    return parser.parse_args(argv)
+
+
+def check_arguments(args):
+    """Raise ReleaseError for the first bad argument; returns the resolved OUT path."""
+    out = os.path.abspath(args.out)
+    if not os.path.isdir(args.data):
+        raise ReleaseError(f"--data {args.data} is not a folder")
+    if not os.path.isfile(args.test_labels):
+        raise ReleaseError(f"the test labels {args.test_labels} do not exist (give them with --test-labels)")
+    require_files(args.data, DATA_FILES)
+    check_test_labels(args.test_labels, os.path.join(args.data, TEST_INPUTS))
+    if args.thresholds is not None and not os.path.isfile(args.thresholds):
+        raise ReleaseError(f"--thresholds {args.thresholds} does not exist")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ReleaseError(f"--out {args.out} is a file, not a folder")
+    if (REPO_DIR + os.sep).startswith(out + os.sep):
+        raise ReleaseError(f"--out {args.out} holds the repository itself; choose a folder of its own")
+    if os.path.isdir(out) and os.listdir(out) and not args.force:
+        raise ReleaseError(f"--out {args.out} is not empty; pass --force to replace an earlier release there")
+    return out
+
+
+def build(args, staging):
+    """Build and check the release in `staging`; returns the number of regions cut."""
+    student = os.path.join(staging, "student")
+    cut_count = build_student(REPO_DIR, args.data, student)
+    found = checks.problems(student, args.test_labels, os.path.join(REPO_DIR, "src", "submission"))
+    if found:
+        raise ReleaseError(f"the starter is not fit to hand out: {'; '.join(found)}")
+    autograder = os.path.join(staging, "autograder")
+    build_autograder(REPO_DIR, args.data, args.test_labels, args.thresholds, student, autograder)
+    failure = checks.bundle_failure(student, os.path.join(autograder, "hidden"))
+    if failure:
+        raise ReleaseError(f"the grader does not accept the hidden bundle: {failure}")
+    shutil.make_archive(autograder, "zip", root_dir=autograder)
+    return cut_count
+
+
+def move_into_place(staging, out):
+    """Move the staged outputs into OUT, replacing earlier ones of the same names."""
+    os.makedirs(out, exist_ok=True)
+    for name in OUTPUTS:
+        target = os.path.join(out, name)
+        if os.path.isdir(target):
+            shutil.rmtree(target)
+        elif os.path.exists(target):
+            os.remove(target)
+        os.replace(os.path.join(staging, name), target)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.test_labels is None:
+        args.test_labels = os.path.join(args.data, "birth_test.tsv")
+    try:
+        out = check_arguments(args)
+        parent = os.path.dirname(out)
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".release-", dir=parent)
+        try:
+            cut_count = build(args, staging)
+            move_into_place(staging, out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    except (ReleaseError, RegionError) as error:
+        print(f"release: {error}", file=sys.stderr)
+        return 1
+    print(f"release: cut {cut_count} regions; wrote {', '.join(os.path.join(out, n) for n in OUTPUTS)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""
+Assemble the grading server's bundle (OUT/autograder) next to a finished starter tree.
+
+    OUT/autograder/
+      setup.sh           run once when the grading image is built: installs the dependencies
+      run_autograder     run for each submission (see templates/run_autograder)
+      deliverables.txt   the 18 file names run_autograder takes from a submission
+      starter/           a clean copy of OUT/student: the tree a submission is graded in
+      hidden/            the hidden bundle, as grading/bundle.py reads it:
+        birth_dev.tsv, birth_test.tsv   the labelled question files
+        thresholds.json                 when the instructor gives one
+        reference/                      the reference solution's .py files, for structure checks
+"""
+
+import os
+import shutil
+import stat
+
+from collect_submission import DELIVERABLES
+
+from .student import SUBMISSION, TEMPLATES, ReleaseError
+
+SCRIPTS = ("setup.sh", "run_autograder")
+DEV_LABELS = "birth_dev.tsv"
+TEST_LABELS = "birth_test.tsv"
+TEST_INPUTS = "birth_test_inputs.tsv"
+
+
+def questions(path):
+    """The question column of a question file, labelled or not, in order."""
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\r\n").split("\t")[0] for line in f if line.strip()]
+
+
+def check_test_labels(labels_path, inputs_path):
+    """Raise ReleaseError unless the labels are 'question<TAB>answer' lines asking the test inputs' questions."""
+    with open(labels_path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if line.strip() and len(line.rstrip("\r\n").split("\t")) != 2:
+                raise ReleaseError(f"{labels_path}, line {number}: expected 'question<TAB>answer'")
+    if questions(labels_path) != questions(inputs_path):
+        raise ReleaseError(f"{labels_path} does not ask the questions of {inputs_path}, in the same order")
+
+
+def write_hidden_bundle(repo_dir, data_dir, labels_path, thresholds_path, hidden_dir):
+    """The hidden bundle: labels, thresholds (if given) and the reference solution's .py files."""
+    os.makedirs(hidden_dir)
+    shutil.copyfile(os.path.join(data_dir, DEV_LABELS), os.path.join(hidden_dir, DEV_LABELS))
+    shutil.copyfile(labels_path, os.path.join(hidden_dir, TEST_LABELS))
+    if thresholds_path is not None:
+        shutil.copyfile(thresholds_path, os.path.join(hidden_dir, "thresholds.json"))
+    shutil.copytree(os.path.join(repo_dir, "src", SUBMISSION), os.path.join(hidden_dir, "reference"),
+                    ignore=lambda folder, names: [n for n in names if not n.endswith(".py")])
+
+
+def write_scripts(autograder_dir):
+    """setup.sh and run_autograder from the templates, executable."""
+    for name in SCRIPTS:
+        path = os.path.join(autograder_dir, name)
+        shutil.copyfile(os.path.join(TEMPLATES, name), path)
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def build_autograder(repo_dir, data_dir, labels_path, thresholds_path, student_dir, out_dir):
+    """Write the autograder bundle into out_dir (which must not exist yet), from the starter in student_dir."""
+    os.makedirs(out_dir)
+    write_scripts(out_dir)
+    with open(os.path.join(out_dir, "deliverables.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(name + "\n" for name in DELIVERABLES))
+    shutil.copytree(student_dir, os.path.join(out_dir, "starter"), symlinks=True)
+    write_hidden_bundle(repo_dir, data_dir, labels_path, thresholds_path, os.path.join(out_dir, "hidden"))

@@ -1,0 +1,135 @@
+"""
+Assemble the starter tree a student receives (OUT/student) from this repository.
+
+What goes in:
+  - the top-level files students run or install from (TOP_FILES), among them
+    grader.py, whose hidden tests are listed but whose data stays in the
+    hidden bundle;
+  - the entry points: the src/ scripts that run.sh runs, except the
+    NEVER_SHIPPED ones (instructors' tools), and the modules of src/ that
+    they or grader.py import (see modules.py);
+  - src/submission's .py files with their regions cut (see regions.py), and
+    nothing else of it, so no params or predictions;
+  - the course data students train and evaluate on (DATA_FILES), without the
+    test labels;
+  - a student README made from templates/README.student.md.
+The project's own tests, tooling and labels are never reached: only what is
+listed, run or imported is copied.
+"""
+
+import os
+import re
+import shutil
+
+from collect_submission import DELIVERABLES
+
+from . import regions
+from .modules import module_files, needed_modules
+
+TOP_FILES = ("run.sh", "grader.py", "environment.yml", "requirements.txt")
+ALWAYS_RUN = ("src/run.py", "src/collect_submission.py")
+RUN_SH_SCRIPT = re.compile(r"\bsrc/([A-Za-z_]\w*)\.py\b")
+DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
+# Instructors' tools: the release, benchmarks, and the world generator (which
+# could regenerate the default test labels) with the demo that runs it.
+NEVER_SHIPPED = ("release", "bench", "bench_grader", "worldgen", "demo")
+SUBMISSION = "submission"
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+
+
+class ReleaseError(Exception):
+    """A release that cannot be made as asked; its message is one line for the instructor."""
+
+
+def require_files(folder, relative_paths):
+    """Raise ReleaseError naming the first of relative_paths missing from folder."""
+    for path in relative_paths:
+        if not os.path.isfile(os.path.join(folder, path)):
+            raise ReleaseError(f"{os.path.join(folder, path)} is missing, and the starter needs it")
+
+
+def copy_file(source, destination):
+    """Copy one file with its mode (run.sh stays executable), making folders as needed."""
+    os.makedirs(os.path.dirname(destination), exist_ok=True)
+    shutil.copy2(source, destination)
+
+
+def scripts(repo_dir):
+    """The src/ scripts the starter runs: ALWAYS_RUN and those run.sh names, NEVER_SHIPPED left out."""
+    with open(os.path.join(repo_dir, "run.sh"), encoding="utf-8") as f:
+        named = {f"src/{name}.py" for name in RUN_SH_SCRIPT.findall(f.read()) if name not in NEVER_SHIPPED}
+    return sorted(path for path in named | set(ALWAYS_RUN) if os.path.isfile(os.path.join(repo_dir, path)))
+
+
+def starter_sources(repo_dir):
+    """The src/ files to copy as they are (paths relative to repo_dir): the scripts and the modules they need."""
+    src_dir = os.path.join(repo_dir, "src")
+    entry_points = scripts(repo_dir)
+    modules = needed_modules(src_dir, [os.path.join(repo_dir, path) for path in entry_points + ["grader.py"]])
+    shipped_by_mistake = [name for name in modules if name in NEVER_SHIPPED]
+    if shipped_by_mistake:
+        raise ReleaseError(f"the starter's scripts import {', '.join(shipped_by_mistake)}, "
+                           f"which must not reach students")
+    files = [os.path.join(repo_dir, path) for path in entry_points]
+    for name in modules:
+        if name != SUBMISSION:
+            files += module_files(src_dir, name)
+    return sorted(os.path.relpath(path, repo_dir) for path in set(files))
+
+
+def write_cut_submission(src_dir, out_src_dir):
+    """Write every .py file of src/submission with its regions cut; return how many regions were cut."""
+    package_dir = os.path.join(src_dir, SUBMISSION)
+    count = 0
+    for name in sorted(os.listdir(package_dir)):
+        if not name.endswith(".py"):
+            continue
+        with open(os.path.join(package_dir, name), encoding="utf-8", newline="") as f:
+            text = f.read()
+        path = os.path.join(SUBMISSION, name)
+        starter = regions.cut(text, path)
+        try:
+            compile(starter, path, "exec")
+        except SyntaxError as error:
+            raise ReleaseError(f"the cut {path} does not compile: {error}") from error
+        count += len(regions.locate(text, path))
+        os.makedirs(os.path.join(out_src_dir, SUBMISSION), exist_ok=True)
+        with open(os.path.join(out_src_dir, path), "w", encoding="utf-8", newline="") as f:
+            f.write(starter)
+    return count
+
+
+def environment_name(repo_dir):
+    """The conda environment's name: the `name:` line of environment.yml."""
+    with open(os.path.join(repo_dir, "environment.yml"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("name:"):
+                return line.split(":", 1)[1].strip()
+    raise ReleaseError("environment.yml has no 'name:' line, which the student README needs")
+
+
+def write_readme(repo_dir, out_dir):
+    """The student README, with the environment's name and the deliverables (from collect_submission) filled in."""
+    with open(os.path.join(TEMPLATES, "README.student.md"), encoding="utf-8") as f:
+        template = f.read()
+    listed = "\n".join(f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1))
+    text = template.replace("{environment}", environment_name(repo_dir)).replace("{deliverables}", listed)
+    with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def build_student(repo_dir, data_dir, out_dir):
+    """
+    Write the starter tree into out_dir (which must not exist yet) and
+    return the number of regions cut.
+    """
+    require_files(repo_dir, TOP_FILES + ALWAYS_RUN)
+    require_files(data_dir, DATA_FILES)
+    os.makedirs(out_dir)
+    for path in TOP_FILES + tuple(starter_sources(repo_dir)):
+        copy_file(os.path.join(repo_dir, path), os.path.join(out_dir, path))
+    cut_count = write_cut_submission(os.path.join(repo_dir, "src"), os.path.join(out_dir, "src"))
+    for name in DATA_FILES:
+        copy_file(os.path.join(data_dir, name), os.path.join(out_dir, "data", name))
+    write_readme(repo_dir, out_dir)
+    return cut_count

@@ -1,0 +1,522 @@
+"""
+The release: cutting the student regions, the starter tree, the autograder
+bundle, and collect_submission.
+
+One release of a small generated data set, with thresholds that the test
+submission's predictions meet exactly, is built per module run (the
+`release` fixture) and inspected by most tests; the tests of a failing or
+forced release work on copies or on releases of their own.
+"""
+
+import ast
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import collect_submission
+from release import regions
+
+REPO = Path(__file__).resolve().parents[1]
+SOLUTION = REPO / "src" / "submission"
+DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
+CORRECT_EVERY = 3
+NEEDS_GRADER = pytest.mark.skipif(not (REPO / "grader.py").is_file(), reason="grader.py is not written yet")
+
+
+def solution_sources():
+    """{file name: text} of the reference solution's .py files, read byte for byte."""
+    return {path.name: path.read_bytes().decode("utf-8") for path in sorted(SOLUTION.glob("*.py"))}
+
+
+def run_python(args, cwd=REPO, env=None, timeout=300):
+    """Run `python3 args` with src/ on the path; returns the CompletedProcess."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def run_release(out, data, *extra):
+    """`python3 -m release --out OUT [--data DATA] extra...`; data None means the default, the repository's data/."""
+    return run_python(["-m", "release", "--out", str(out), *(["--data", str(data)] if data else []), *extra])
+
+
+def write_data(folder, corpus, train, dev):
+    """A course-shaped data folder from a generated corpus; returns its test labels path."""
+    folder.mkdir()
+    lines = corpus.questions.splitlines(keepends=True)
+    (folder / "wiki.txt").write_text(corpus.wiki, encoding="utf-8")
+    (folder / "birth_places_train.tsv").write_text("".join(lines[:train]), encoding="utf-8")
+    (folder / "birth_dev.tsv").write_text("".join(lines[train:train + dev]), encoding="utf-8")
+    test = lines[train + dev:]
+    (folder / "birth_test_inputs.tsv").write_text("".join(line.split("\t")[0] + "\n" for line in test),
+                                                  encoding="utf-8")
+    (folder / "birth_test.tsv").write_text("".join(test), encoding="utf-8")
+    return folder / "birth_test.tsv"
+
+
+def fraction_right(answers):
+    """Predictions that get every CORRECT_EVERY-th answer right and the rest wrong."""
+    return [answer if i % CORRECT_EVERY == 0 else "Nowhere" for i, answer in enumerate(answers)]
+
+
+def answers(labels_path):
+    return [line.split("\t")[1] for line in labels_path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def fitting_thresholds(data):
+    """thresholds.json entries that fraction_right() predictions meet exactly, for every prediction file."""
+    entries = {}
+    for split, labels in (("dev", data / "birth_dev.tsv"), ("test", data / "birth_test.tsv")):
+        given = answers(labels)
+        correct = sum(p == a for p, a in zip(fraction_right(given), given))
+        for model in ("vanilla.nopretrain", "vanilla.pretrain", "perceiver.pretrain"):
+            entries[f"{model}.{split}"] = {"min_accuracy": correct / len(given), "min_correct": correct}
+    return entries
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory, make_corpus):
+    folder = tmp_path_factory.mktemp("course") / "data"
+    write_data(folder, make_corpus(seed=7, count=90), train=40, dev=25)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def thresholds(data_dir):
+    path = data_dir.parent / "thresholds.json"
+    path.write_text(json.dumps(fitting_thresholds(data_dir)))
+    return path
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory, data_dir, thresholds):
+    """OUT of one successful release of data_dir, with thresholds that fraction_right() predictions meet."""
+    out = tmp_path_factory.mktemp("release") / "out"
+    done = run_release(out, data_dir, "--thresholds", str(thresholds))
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def files_under(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+# ------------------------------------------------------------------ regions
+
+EXAMPLE = (
+    "def make(n):\n"
+    '    """Make n things."""\n'
+    "    things = None\n"
+    "    ### START_CODE_HERE ###\n"
+    "    things = list(range(n))\n"
+    "    ### END_CODE_HERE ###\n"
+    "    return things\n"
+    "\n"
+    "\n"
+    "class Thing:\n"
+    "    def forward(self, x):\n"
+    "        ### START_CODE_HERE ###\n"
+    "        y = x + 1\n"
+    "        return y\n"
+    "        ### END_CODE_HERE ###\n"
+    "    # a comment does not continue the block\n"
+    "\n"
+    "\n"
+    "def last():\n"
+    "    ### START_CODE_HERE ###\n"
+    "    return 3\n"
+    "    ### END_CODE_HERE ###"
+)
+
+
+def test_cut_keeps_the_markers_and_leaves_one_placeholder_per_region():
+    lines = regions.cut(EXAMPLE).splitlines()
+    assert lines[3:6] == ["    ### START_CODE_HERE ###", "    pass", "    ### END_CODE_HERE ###"]
+    assert lines[11:14] == ["        ### START_CODE_HERE ###", "        raise NotImplementedError",
+                            "        ### END_CODE_HERE ###"]
+    assert lines[-3:] == ["    ### START_CODE_HERE ###", "    raise NotImplementedError",
+                          "    ### END_CODE_HERE ###"]
+    assert "list(range(n))" not in regions.cut(EXAMPLE) and "x + 1" not in regions.cut(EXAMPLE)
+
+
+def test_cut_example_runs_as_the_skeleton_it_promises():
+    namespace = {}
+    exec(compile(regions.cut(EXAMPLE), "example", "exec"), namespace)
+    assert namespace["make"](3) is None
+    with pytest.raises(NotImplementedError):
+        namespace["Thing"]().forward(1)
+    with pytest.raises(NotImplementedError):
+        namespace["last"]()
+
+
+@pytest.mark.parametrize("text", [EXAMPLE, EXAMPLE.replace("\n", "\r\n"), EXAMPLE + "\n"])
+def test_restore_inverts_cut(text):
+    rebuilt = regions.restore(regions.cut(text), regions.regions(text))
+    assert rebuilt == text
+
+
+@pytest.mark.parametrize("name", sorted(solution_sources()))
+def test_restoring_each_solution_file_from_its_cut_is_byte_for_byte(name):
+    text = solution_sources()[name]
+    assert regions.restore(regions.cut(text, name), regions.regions(text, name), name) == text
+
+
+def test_restore_rejects_a_different_number_of_regions():
+    with pytest.raises(regions.RegionError, match="3 regions but 2 bodies"):
+        regions.restore(regions.cut(EXAMPLE), regions.regions(EXAMPLE)[:2])
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a = 1\n### END_CODE_HERE ###\n", "f.py:2: END_CODE_HERE without"),
+    ("### START_CODE_HERE ###\n### START_CODE_HERE ###\n### END_CODE_HERE ###\n", "f.py:2: START_CODE_HERE inside"),
+    ("x = 0\n### START_CODE_HERE ###\nx = 1\n", "f.py:2: START_CODE_HERE is never closed"),
+])
+def test_unpaired_markers_name_the_file_and_line(text, message):
+    with pytest.raises(regions.RegionError, match=message):
+        regions.cut(text, "f.py")
+
+
+def test_the_solution_has_the_regions_the_handout_names():
+    """helper.py 5, dataset.py 1 (__getitem__), model.py 4 (Down/UpProjectBlock __init__ and forward)."""
+    counts = {name: len(regions.locate(text)) for name, text in solution_sources().items()}
+    assert (counts["helper.py"], counts["dataset.py"], counts["model.py"]) == (5, 1, 4)
+
+
+# ------------------------------------------------------------ student tree
+
+def test_starter_regions_put_back_rebuild_the_solution_byte_for_byte(release):
+    starter = release / "student" / "src" / "submission"
+    assert sorted(p.name for p in starter.glob("*.py")) == sorted(solution_sources())
+    for name, solution in solution_sources().items():
+        cut = (starter / name).read_bytes().decode("utf-8")
+        if regions.locate(solution):
+            assert cut != solution, f"{name} was not cut"
+        assert regions.restore(cut, regions.regions(solution), name) == solution, name
+
+
+def signatures(text):
+    """(qualified name, arguments, docstring) of every function and class in the source text."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            arguments = ast.dump(node.args) if not isinstance(node, ast.ClassDef) else ""
+            found.append((node.name, arguments, ast.get_docstring(node)))
+    return found
+
+
+def test_starter_keeps_every_signature_and_docstring(release):
+    for name, solution in solution_sources().items():
+        starter = (release / "student" / "src" / "submission" / name).read_text(encoding="utf-8")
+        assert signatures(starter) == signatures(solution), name
+
+
+def test_student_tree_holds_what_students_need(release, data_dir):
+    student = release / "student"
+    for path in ("run.sh", "grader.py", "environment.yml", "requirements.txt", "README.md",
+                 "src/run.py", "src/collect_submission.py", "src/submission/__init__.py"):
+        assert (student / path).is_file(), path
+    assert os.stat(student / "run.sh").st_mode & stat.S_IXUSR
+    for name in DATA_FILES:
+        assert (student / "data" / name).read_bytes() == (data_dir / name).read_bytes()
+    readme = (student / "README.md").read_text(encoding="utf-8")
+    for needed in ("./run.sh vanilla_pretrain", "./run.sh perceiver_eval_test_with_pretrain",
+                   "python grader.py", "./run.sh collect_submission"):
+        assert needed in readme
+    for name in collect_submission.DELIVERABLES:
+        assert f"src/submission/{name}" in readme
+    environment = [line.split(":", 1)[1].strip() for line in
+                   (REPO / "environment.yml").read_text(encoding="utf-8").splitlines() if line.startswith("name:")]
+    assert f"conda activate {environment[0]}" in readme
+    assert "{environment}" not in readme and "{deliverables}" not in readme
+
+
+def test_student_tree_leaks_no_labels_outputs_tests_or_tooling(release, data_dir):
+    student = release / "student"
+    files = files_under(student)
+    assert not [f for f in files if f.endswith((".params", ".predictions", ".pyc"))]
+    assert not [f for f in files if f.startswith(("tests/", "src/release/", "src/worldgen/", ".ci/"))
+                or f in ("src/bench.py", "src/bench_grader.py", "src/demo.py", "data/birth_test.tsv")]
+    labels = [line for line in (data_dir / "birth_test.tsv").read_text(encoding="utf-8").splitlines() if line]
+    for name in files:
+        text = (student / name).read_bytes().decode("utf-8", errors="replace")
+        assert not [line for line in labels if line in text], f"{name} holds test labels"
+
+
+def test_starter_imports_and_its_cut_functions_are_placeholders(release):
+    probe = (
+        "import submission\n"
+        "from submission import helper, CharCorruptionDataset, GPTConfig\n"
+        "from submission.model import DownProjectBlock\n"
+        "config = GPTConfig(10, 16, n_layer=2, n_head=2, n_embd=8, bottleneck_dim=4)\n"
+        "assert helper.initialize_vanilla_model(config) is None\n"
+        "assert helper.pretrain(None, 16, None) == (None, None)\n"
+        "for call in (lambda: CharCorruptionDataset('abc de', 16)[0], lambda: DownProjectBlock(config)):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except NotImplementedError:\n"
+        "        continue\n"
+        "    raise SystemExit('a cut function ran')\n"
+        "print('placeholders ok')\n"
+    )
+    student = release / "student"
+    done = run_python(["-c", probe], cwd=student, env={"PYTHONPATH": str(student / "src")})
+    assert done.returncode == 0, done.stderr
+    assert "placeholders ok" in done.stdout
+    done = run_python(["src/run.py", "--help"], cwd=student, env={"PYTHONPATH": str(student / "src")})
+    assert done.returncode == 0, done.stderr
+
+
+# ------------------------------------------------------- bad release inputs
+
+def test_release_refuses_a_non_empty_out_unless_forced(tmp_path, data_dir):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    refused = run_release(out, data_dir)
+    assert refused.returncode != 0
+    assert refused.stderr.strip().count("\n") == 0 and "--force" in refused.stderr
+    assert files_under(out) == ["notes.txt"]
+
+    forced = run_release(out, None, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert (out / "notes.txt").read_text() == "keep me"
+    assert (out / "student" / "grader.py").is_file() and (out / "autograder.zip").is_file()
+    assert (out / "student" / "data" / "wiki.txt").read_bytes() == (REPO / "data" / "wiki.txt").read_bytes()
+    assert not (out / "student" / "data" / "birth_test.tsv").exists()
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("leak", "contains a line of the test labels"),
+    ("mismatch", "does not ask the questions"),
+    ("no labels", "do not exist"),
+    ("thresholds", "the grader does not accept the hidden bundle"),
+    ("solution", "contains a line of the solution's regions"),
+])
+def test_a_failed_release_says_why_in_one_line_and_leaves_out_as_it_was(tmp_path, release, data_dir, damage, message):
+    data = tmp_path / "data"
+    shutil.copytree(data_dir, data)
+    out = tmp_path / "out"
+    shutil.copytree(release, out)
+    before = {name: (out / name).read_bytes() for name in files_under(out)}
+    labels = data / "birth_test.tsv"
+    extra = []
+    if damage == "leak":
+        with open(data / "birth_dev.tsv", "a", encoding="utf-8") as f:
+            f.write(labels.read_text(encoding="utf-8").splitlines()[0] + "\n")
+    elif damage == "mismatch":
+        labels.write_text("".join(labels.read_text(encoding="utf-8").splitlines(keepends=True)[1:]),
+                          encoding="utf-8")
+    elif damage == "no labels":
+        labels.unlink()
+    elif damage == "solution":
+        longest = max(regions.regions(solution_sources()["helper.py"])[2].splitlines(), key=len)
+        with open(data / "birth_places_train.tsv", "a", encoding="utf-8") as f:
+            f.write(longest.strip() + "\n")
+    else:
+        (tmp_path / "thresholds.json").write_text(json.dumps({"vanilla.pretrain.devv": {"min_accuracy": 0.5}}))
+        extra = ["--thresholds", str(tmp_path / "thresholds.json")]
+    done = run_release(out, data, "--force", *extra)
+    assert done.returncode != 0
+    assert message in done.stderr and done.stderr.strip().count("\n") == 0, done.stderr
+    assert {name: (out / name).read_bytes() for name in files_under(out)} == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".release-")]
+
+
+# ------------------------------------------------------------ autograder
+
+def test_autograder_bundle_layout(release, data_dir, thresholds):
+    autograder = release / "autograder"
+    for script in ("setup.sh", "run_autograder"):
+        assert os.stat(autograder / script).st_mode & stat.S_IXUSR, script
+    assert (autograder / "deliverables.txt").read_text().split() == list(collect_submission.DELIVERABLES)
+    assert files_under(autograder / "starter") == files_under(release / "student")
+    hidden = autograder / "hidden"
+    assert (hidden / "birth_test.tsv").read_bytes() == (data_dir / "birth_test.tsv").read_bytes()
+    assert (hidden / "birth_dev.tsv").read_bytes() == (data_dir / "birth_dev.tsv").read_bytes()
+    assert (hidden / "thresholds.json").read_bytes() == thresholds.read_bytes()
+    reference = {p.name: p.read_bytes().decode("utf-8") for p in (hidden / "reference").iterdir()}
+    assert reference == solution_sources()
+    with zipfile.ZipFile(release / "autograder.zip") as archive:
+        assert sorted(n for n in archive.namelist() if not n.endswith("/")) == files_under(autograder)
+        mode = archive.getinfo("run_autograder").external_attr >> 16
+        assert mode & stat.S_IXUSR
+
+
+def test_setup_sh_makes_a_venv_and_installs_the_starter_requirements(release, tmp_path):
+    """setup.sh run with a stand-in python3 that records what it is asked to do."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls.log"
+    stand_in = (
+        "#!/usr/bin/env bash\n"
+        f'echo "$0 $*" >> "{log}"\n'
+        'if [ "$1 $2" = "-m venv" ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python"; fi\n'
+    )
+    (bin_dir / "python3").write_text(stand_in)
+    (bin_dir / "python3").chmod(0o755)
+    source = release / "autograder"
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", AUTOGRADER_SOURCE=str(source),
+               AUTOGRADER_VENV=str(tmp_path / "venv"), AUTOGRADER_APT="0")
+    done = subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    calls = log.read_text().splitlines()
+    assert calls[0] == f"{bin_dir}/python3 -m venv {tmp_path / 'venv'}"
+    assert f"{tmp_path / 'venv'}/bin/python -m pip install --no-cache-dir -r {source}/starter/requirements.txt" \
+        in calls
+
+
+# ------------------------------------------------------- collect_submission
+
+def fill_submission(folder):
+    """Every deliverable as a small distinct file; returns {name: bytes}."""
+    folder.mkdir(exist_ok=True)
+    contents = {name: f"content of {name}\n".encode() for name in collect_submission.DELIVERABLES}
+    for name, content in contents.items():
+        (folder / name).write_bytes(content)
+    return contents
+
+
+def test_collect_submission_zips_the_18_deliverables_flat(tmp_path):
+    contents = fill_submission(tmp_path / "submission")
+    (tmp_path / "submission" / "notes.txt").write_text("not a deliverable")
+    out = tmp_path / "submission.zip"
+    done = run_python(["src/collect_submission.py", "--submission-dir", str(tmp_path / "submission"),
+                       "--out", str(out)])
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(out) as archive:
+        assert {name: archive.read(name) for name in archive.namelist()} == contents
+    assert len(contents) == 18
+
+
+def test_collect_submission_names_every_missing_deliverable_and_keeps_the_old_zip(tmp_path):
+    fill_submission(tmp_path / "submission")
+    missing = ["helper.py", "vanilla.pretrain.params", "perceiver.pretrain.test.predictions"]
+    for name in missing:
+        (tmp_path / "submission" / name).unlink()
+    out = tmp_path / "submission.zip"
+    out.write_bytes(b"an earlier zip")
+    done = run_python(["src/collect_submission.py", "--submission-dir", str(tmp_path / "submission"),
+                       "--out", str(out)])
+    assert done.returncode != 0
+    assert done.stderr.strip().count("\n") == 0 and "3 of 18" in done.stderr
+    for name in missing:
+        assert name in done.stderr
+    assert "./run.sh vanilla_pretrain" in done.stderr
+    assert out.read_bytes() == b"an earlier zip"
+
+
+# ------------------------------------------------- grading the starter and the solution
+
+def grader_results(tree, tmp_path, *args):
+    """Run `python grader.py --json ... args` in `tree`; returns (process, {test id: test entry})."""
+    results = tmp_path / "grader.json"
+    done = run_python(["grader.py", "--json", str(results), *args], cwd=tree, env={"PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr
+    return done, {test["number"]: test for test in json.loads(results.read_text())["tests"]}
+
+
+@NEEDS_GRADER
+def test_grader_runs_to_the_end_on_the_starter_and_every_basic_test_scores_zero(release, tmp_path):
+    done, tests = grader_results(release / "student", tmp_path)
+    basic = [t for t in tests if t.endswith("-basic")]
+    hidden = [t for t in tests if t.endswith("-hidden")]
+    assert basic and hidden, "the grader lists basic and hidden tests"
+    assert all(tests[t]["score"] == 0 and tests[t]["max_score"] > 0 for t in basic)
+    assert all(tests[t]["score"] == 0 for t in hidden)
+    assert "total:" in done.stdout
+
+
+def write_solution_submission(folder, data):
+    """A finished submission: the solution's code, stand-in params, fraction_right() predictions."""
+    folder.mkdir()
+    for path in SOLUTION.glob("*.py"):
+        shutil.copyfile(path, folder / path.name)
+    for name in collect_submission.DELIVERABLES:
+        if name.endswith(".params"):
+            (folder / name).write_bytes(b"parameters are not graded")
+        elif name.endswith(".predictions"):
+            labels = data / ("birth_dev.tsv" if ".dev." in name else "birth_test.tsv")
+            (folder / name).write_text("".join(p + "\n" for p in fraction_right(answers(labels))),
+                                       encoding="utf-8")
+
+
+def run_autograder(release, submission, tmp_path, **env):
+    """run_autograder of `release` on the files in `submission`; returns (process, results.json)."""
+    results = tmp_path / "results"
+    env = {**os.environ, "AUTOGRADER_SOURCE": str(release / "autograder"), "AUTOGRADER_SUBMISSION": str(submission),
+           "AUTOGRADER_RESULTS": str(results), "AUTOGRADER_PYTHON": sys.executable, "AUTOGRADER_USER": "",
+           "AUTOGRADER_WORK": str(tmp_path), "PYTHONPATH": "", **env}
+    done = subprocess.run(["bash", str(release / "autograder" / "run_autograder")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("grading.")], "the work folder is left behind"
+    return done, json.loads((results / "results.json").read_text())
+
+
+@NEEDS_GRADER
+def test_run_autograder_gives_a_zip_of_the_solution_full_marks(release, data_dir, tmp_path):
+    write_solution_submission(tmp_path / "solution", data_dir)
+    archive = tmp_path / "submission.zip"
+    done = run_python(["src/collect_submission.py", "--submission-dir", str(tmp_path / "solution"),
+                       "--out", str(archive)])
+    assert done.returncode == 0, done.stderr
+    uploaded = tmp_path / "uploaded"
+    with zipfile.ZipFile(archive) as zipped:
+        zipped.extractall(uploaded)
+    work = tmp_path / "work"
+    work.mkdir()
+    done, results = run_autograder(release, uploaded, work)
+    tests = results["tests"]
+    assert {t["number"].rsplit("-", 1)[1] for t in tests} == {"basic", "hidden"}
+    assert [t["number"] for t in tests if t["score"] != t["max_score"]] == [], done.stdout
+    assert results["score"] == sum(t["max_score"] for t in tests) > 0
+
+
+@NEEDS_GRADER
+def test_run_autograder_gives_the_starter_zero_and_takes_only_the_deliverables(release, tmp_path):
+    """The starter's code with no outputs, plus a grader.py that would award full marks and a symlink to
+    the solution's helper.py: run_autograder must take neither."""
+    uploaded = tmp_path / "uploaded"
+    (uploaded / "src" / "submission").mkdir(parents=True)
+    for path in (release / "student" / "src" / "submission").glob("*.py"):
+        if path.name != "helper.py":
+            shutil.copyfile(path, uploaded / path.name)
+    (uploaded / "src" / "submission" / "helper.py").symlink_to(SOLUTION / "helper.py")
+    (uploaded / "grader.py").write_text(
+        "import sys, json\n"
+        "path = sys.argv[sys.argv.index('--json') + 1]\n"
+        "json.dump({'score': 64, 'tests': []}, open(path, 'w'))\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    done, results = run_autograder(release, uploaded, work)
+    assert results["tests"], done.stdout
+    assert [t["number"] for t in results["tests"] if t["score"] != 0] == []
+    assert results["score"] == 0
+    assert "the submission has no helper.py" in done.stdout
+    assert "the submission has no vanilla.model.params" in done.stdout
+
+
+def test_run_autograder_leaves_a_zero_result_when_the_grader_cannot_run(release, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    done, results = run_autograder(release, tmp_path, work, AUTOGRADER_PYTHON="false")
+    assert results["score"] == 0 and results["tests"] == []
+    assert "exit status 1" in results["output"]
+
+
+def test_the_starters_own_stages_run(release):
+    student = release / "student"
+    done = subprocess.run(["./run.sh", "collect_submission"], cwd=student, capture_output=True, text=True)
+    assert done.returncode != 0
+    outputs = sum(not name.endswith(".py") for name in collect_submission.DELIVERABLES)
+    assert f"{outputs} of 18 deliverables missing" in done.stderr and not (student / "submission.zip").exists()
+    done = subprocess.run(["./run.sh", "london_baseline"], cwd=student, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "London" in done.stdout
