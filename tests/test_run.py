@@ -1,0 +1,443 @@
+"""
+run.sh and src/run.py end to end: every stage in the small configuration
+(on data/ when this checkout has it, else on a corpus written here in the
+course's formats), the predictions against the one-question-at-a-time loop,
+the run records and plots, the baselines, and one clear error line, a
+nonzero exit and untouched outputs for every bad input.
+
+Outputs go to temporary folders (OUT_DIR, EXPERIMENTS_DIR), never to
+src/submission/.
+"""
+
+import collections
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import baseline
+import metrics
+import plot
+import run
+from decoding import predict_places_plain
+from submission import GPTConfig, helper
+from submission.dataset import CharCorruptionDataset
+
+REPO = Path(__file__).resolve().parents[1]
+RUN_SH = REPO / "run.sh"
+DEFAULT_DATA = REPO / "data"
+COURSE_DATA = REPO.parent / "shared" / "data"
+DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
+
+# stage -> (file it writes, file it reads or None, stage that makes the file it reads)
+STAGES = {
+    "vanilla_finetune_without_pretrain": ("vanilla.model.params", None, None),
+    "vanilla_eval_dev_without_pretrain": ("vanilla.nopretrain.dev.predictions", "vanilla.model.params",
+                                          "vanilla_finetune_without_pretrain"),
+    "vanilla_eval_test_without_pretrain": ("vanilla.nopretrain.test.predictions", "vanilla.model.params",
+                                           "vanilla_finetune_without_pretrain"),
+    "vanilla_pretrain": ("vanilla.pretrain.params", None, None),
+    "vanilla_finetune_with_pretrain": ("vanilla.finetune.params", "vanilla.pretrain.params", "vanilla_pretrain"),
+    "vanilla_eval_dev_with_pretrain": ("vanilla.pretrain.dev.predictions", "vanilla.finetune.params",
+                                       "vanilla_finetune_with_pretrain"),
+    "vanilla_eval_test_with_pretrain": ("vanilla.pretrain.test.predictions", "vanilla.finetune.params",
+                                        "vanilla_finetune_with_pretrain"),
+    "perceiver_pretrain": ("perceiver.pretrain.params", None, None),
+    "perceiver_finetune_with_pretrain": ("perceiver.finetune.params", "perceiver.pretrain.params",
+                                         "perceiver_pretrain"),
+    "perceiver_eval_dev_with_pretrain": ("perceiver.pretrain.dev.predictions", "perceiver.finetune.params",
+                                         "perceiver_finetune_with_pretrain"),
+    "perceiver_eval_test_with_pretrain": ("perceiver.pretrain.test.predictions", "perceiver.finetune.params",
+                                          "perceiver_finetune_with_pretrain"),
+}
+TRAINING_STAGES = [s for s in STAGES if "_eval_" not in s]
+DEV_STAGES = [s for s in STAGES if "_eval_dev_" in s]
+TEST_STAGES = [s for s in STAGES if "_eval_test_" in s]
+OTHER_STAGES = ["london_baseline", "demo", "test", "bench", "plot", "release", "collect_submission", "help"]
+TINY = dict(n_layer=2, n_head=2, n_embd=32)  # the explicit model size of the in-process tests
+CORRECT_LINE = re.compile(r"^Correct: (\d+\.\d+) out of (\d+\.\d+): ([\d.]+)%$", re.M)
+
+FIRST = ["Ada", "Bruno", "Chiara", "Dmitri", "Elena", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Kenji", "Lara"]
+LAST = ["Abbott", "Barros", "Cole", "Dunn", "Eklund", "Ferro", "Gale", "Hale", "Ivers", "Jory", "Kahn", "Lund"]
+PLACES = ["London", "London", "London", "Paris", "Lagos", "Quito", "Bergen", "Osaka", "Perth", "Tbilisi"]
+
+
+def write_corpus(folder, seed=7, people=90):
+    """The course's four student files for `people` invented people: 60 to train, 20 dev, the rest test."""
+    rng = random.Random(seed)
+    names = rng.sample([f"{first} {last}" for first in FIRST for last in LAST], people)
+    births = [(name, rng.choice(PLACES)) for name in names]
+    wiki = [f"{name}. {name} is a writer born in {place} who later lived in {rng.choice(PLACES)} ."
+            for name, place in births]
+    wiki.append("Where was the river born? Nobody knows .")
+    questions = [f"Where was {name} born?" for name, _ in births]
+    labelled = [f"{q}\t{place}\n" for q, (_, place) in zip(questions, births)]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "wiki.txt").write_text("\n".join(wiki) + "\n", encoding="utf-8")
+    (folder / "birth_places_train.tsv").write_text("".join(labelled[:60]), encoding="utf-8")
+    (folder / "birth_dev.tsv").write_text("".join(labelled[60:80]), encoding="utf-8")
+    (folder / "birth_test_inputs.tsv").write_text("".join(q + "\n" for q in questions[80:]), encoding="utf-8")
+    return folder
+
+
+def stage_env(data_dir, out_dir, experiments_dir, small=True):
+    env = dict(os.environ, DATA_DIR=str(data_dir), OUT_DIR=str(out_dir), EXPERIMENTS_DIR=str(experiments_dir),
+               DEVICE="cpu", OMP_NUM_THREADS="1")
+    env.pop("SMALL", None)
+    if small:
+        env["SMALL"] = "1"
+    return env
+
+
+def run_sh(*args, env=None):
+    return subprocess.run(["bash", str(RUN_SH), *args], env=env or dict(os.environ), capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=900)
+
+
+def nonblank_lines(path):
+    return [line for line in Path(path).read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def vocabulary_size(wiki_path):
+    return len(set(Path(wiki_path).read_text(encoding="utf-8"))) + 2
+
+
+def folder_state(folder):
+    """Every file of a folder with its bytes."""
+    return {p.name: p.read_bytes() for p in Path(folder).iterdir()}
+
+
+class Pipeline:
+    def __init__(self, data, out, experiments, results):
+        self.data, self.out, self.experiments, self.results = data, out, experiments, results
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    """Every graded stage and the baseline, in order, through run.sh with SMALL=1."""
+    tmp = tmp_path_factory.mktemp("pipeline")
+    has_default_data = all((DEFAULT_DATA / name).is_file() for name in DATA_FILES)
+    data = DEFAULT_DATA if has_default_data else write_corpus(tmp / "data")
+    out = tmp / "out"
+    out.mkdir()
+    env = stage_env(data, out, tmp / "experiments")
+    results = {stage: run_sh(stage, env=env) for stage in [*STAGES, "london_baseline"]}
+    return Pipeline(data, out, tmp / "experiments", results)
+
+
+def small_model(variant, vocab_size, **size):
+    mconf = GPTConfig(vocab_size, run.BLOCK_SIZE, **{**run.SMALL_MODEL, **size})
+    if variant == "vanilla":
+        return helper.initialize_vanilla_model(mconf)
+    return helper.initialize_perceiver_model(mconf, bottleneck_dim=32)
+
+
+# ---- every stage, end to end -------------------------------------------------------------------
+
+@pytest.mark.parametrize("stage", list(STAGES))
+def test_stage_runs_and_writes_its_file(pipeline, stage):
+    result = pipeline.results[stage]
+    assert result.returncode == 0, result.stderr[-3000:]
+    written = pipeline.out / STAGES[stage][0]
+    assert written.is_file() and written.stat().st_size > 0
+    assert not [p for p in pipeline.out.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("stage", TRAINING_STAGES)
+def test_training_stage_saves_a_small_model_of_its_variant(pipeline, stage):
+    state = torch.load(pipeline.out / STAGES[stage][0], map_location="cpu", weights_only=True)
+    model = small_model(stage.split("_")[0], vocabulary_size(pipeline.data / "wiki.txt"))
+    assert {k: tuple(v.shape) for k, v in state.items()} == {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    assert "epoch 1/1 iter 0: train loss" in pipeline.results[stage].stderr  # the progress bar
+
+
+def parameter_distance(a, b):
+    return sum(float((a[k].float() - b[k].float()).norm()) for k in a if k.endswith("weight"))
+
+
+def test_finetuning_with_pretraining_starts_from_the_pretrained_parameters(pipeline):
+    load = lambda name: torch.load(pipeline.out / name, map_location="cpu", weights_only=True)
+    pretrained = load("vanilla.pretrain.params")
+    assert parameter_distance(load("vanilla.finetune.params"), pretrained) < \
+        0.5 * parameter_distance(load("vanilla.model.params"), pretrained)
+
+
+@pytest.mark.parametrize("stage", DEV_STAGES)
+def test_dev_evaluation_prints_the_accuracy_of_its_predictions(pipeline, stage):
+    result = pipeline.results[stage]
+    predictions = (pipeline.out / STAGES[stage][0]).read_text(encoding="utf-8").split("\n")[:-1]
+    places = [line.strip().split("\t")[1] for line in nonblank_lines(pipeline.data / "birth_dev.tsv")]
+    assert len(predictions) == len(places)
+    correct = sum(p == q for p, q in zip(predictions, places))
+    match = CORRECT_LINE.search(result.stdout)
+    assert match, result.stdout
+    assert (float(match[1]), float(match[2])) == (correct, len(places))
+    assert float(match[3]) == pytest.approx(100 * correct / len(places))
+
+
+@pytest.mark.parametrize("stage", TEST_STAGES)
+def test_test_evaluation_writes_one_unlabelled_prediction_a_question(pipeline, stage):
+    result = pipeline.results[stage]
+    lines = (pipeline.out / STAGES[stage][0]).read_text(encoding="utf-8").split("\n")
+    assert lines[-1] == "" and len(lines) - 1 == len(nonblank_lines(pipeline.data / "birth_test_inputs.tsv"))
+    assert "Correct:" not in result.stdout and "no labels" in result.stdout
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny models decode fastest on one thread, above all on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("stage", DEV_STAGES)
+def test_predictions_equal_the_one_question_at_a_time_loop(pipeline, stage, one_thread):
+    """run.py decodes many questions per forward pass; the plain loop answers one at a time."""
+    written, params, _ = STAGES[stage]
+    with open(pipeline.data / "wiki.txt", encoding="utf-8") as f:
+        dataset = CharCorruptionDataset(f.read(), run.BLOCK_SIZE)
+    model = small_model(stage.split("_")[0], dataset.vocab_size)
+    model.load_state_dict(torch.load(pipeline.out / params, map_location="cpu", weights_only=True))
+    count = 48
+    questions = [line.split("\t")[0] for line in nonblank_lines(pipeline.data / "birth_dev.tsv")][:count]
+    expected = [p.replace("\n", " ") for p in predict_places_plain(model, questions, dataset, torch.device("cpu"))]
+    assert (pipeline.out / written).read_text(encoding="utf-8").split("\n")[:len(questions)] == expected
+
+
+@pytest.mark.parametrize("stage", TRAINING_STAGES)
+def test_training_writes_a_metrics_csv(pipeline, stage):
+    rows = metrics.read_metrics(pipeline.experiments / stage / "metrics.csv")
+    assert rows and all(None not in row.values() for row in rows)
+    steps = [row["step"] for row in rows]
+    tokens = [row["tokens"] for row in rows]
+    assert steps == sorted(set(steps)) and tokens == sorted(set(tokens))
+    assert all(row["epoch"] == 1 and row["lr"] > 0 and row["loss"] > 0 and row["seconds"] >= 0 for row in rows)
+
+
+def test_london_baseline_scores_both_constant_answers(pipeline):
+    result = pipeline.results["london_baseline"]
+    assert result.returncode == 0, result.stderr
+    train = [line.strip().split("\t")[1] for line in nonblank_lines(pipeline.data / "birth_places_train.tsv")]
+    dev = [line.strip().split("\t")[1] for line in nonblank_lines(pipeline.data / "birth_dev.tsv")]
+    most_frequent = collections.Counter(train).most_common(1)[0][0]
+    lines = result.stdout.strip().split("\n")
+    for line, place in zip(lines, ["London", most_frequent]):
+        assert line.startswith(f'Always "{place}"')
+        assert line.endswith(f"Correct: {float(dev.count(place))} out of {float(len(dev))}: "
+                             f"{dev.count(place) / len(dev) * 100}%")
+    assert len(lines) == 2
+
+
+@pytest.mark.skipif(not (COURSE_DATA / "birth_dev.tsv").is_file(), reason="course data not found at ../shared/data")
+def test_london_baseline_on_the_course_data_is_five_percent():
+    result = run_sh("london_baseline", env=dict(os.environ, DATA_DIR=str(COURSE_DATA)))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[0] == 'Always "London": Correct: 25.0 out of 500.0: 5.0%'
+
+
+# ---- records and plots -----------------------------------------------------------------------
+
+def test_recorder_writes_one_row_a_step_from_the_trainer_tags(tmp_path):
+    with metrics.RunRecorder(tmp_path / "run", use_tensorboard=False) as recorder:
+        for step in (1, 11):
+            for column, value in zip(("loss", "lr", "tokens", "epoch", "seconds"), (2.5, 1e-4, 100 * step, 1, 0.5)):
+                recorder.add_scalar("train/" + column, value, step)
+        recorder.add_scalar("train/loss", 1.5, 21)
+    rows = metrics.read_metrics(tmp_path / "run" / "metrics.csv")
+    assert [row["step"] for row in rows] == [1, 11, 21]
+    assert rows[1] == dict(step=11, epoch=1, loss=2.5, lr=1e-4, tokens=1100, seconds=0.5)
+    assert rows[2]["loss"] == 1.5 and rows[2]["lr"] is None
+
+
+def test_plot_draws_a_png_of_a_run(pipeline, tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib is optional; plotting is tested where it is installed")
+    output = tmp_path / "curves.png"
+    assert plot.main(["vanilla_pretrain", "--experiments_dir", str(pipeline.experiments),
+                      "--output", str(output)]) == 0
+    assert output.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_says_so(pipeline, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert plot.main(["vanilla_pretrain", "--experiments_dir", str(pipeline.experiments)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "matplotlib" in err and "pip install matplotlib" in err
+    assert not (pipeline.experiments / "vanilla_pretrain" / "curves.png").exists()
+
+
+def test_plot_of_an_unknown_run_lists_the_runs(pipeline, capsys):
+    assert plot.main(["no_such_run", "--experiments_dir", str(pipeline.experiments)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "vanilla_pretrain" in err
+
+
+# ---- run.sh itself -------------------------------------------------------------------------------
+
+def test_help_lists_every_stage():
+    result = run_sh("help")
+    assert result.returncode == 0
+    listed = {line.split()[0] for line in result.stdout.split("\n") if line.startswith("  ")}
+    assert listed >= set(STAGES) | set(OTHER_STAGES)
+
+
+@pytest.mark.parametrize("args", [["no_such_stage"], []])
+def test_unknown_or_missing_stage_exits_nonzero(args):
+    result = run_sh(*args)
+    assert result.returncode != 0
+    assert "vanilla_pretrain" in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize("stage", [s for s in STAGES if STAGES[s][1]])
+def test_stage_without_its_params_names_the_stage_that_makes_them(stage, tmp_path):
+    data = write_corpus(tmp_path / "data")
+    (tmp_path / "out").mkdir()
+    result = run_sh(stage, env=stage_env(data, tmp_path / "out", tmp_path / "experiments"))
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and f"./run.sh {STAGES[stage][2]}" in result.stderr
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_missing_data_folder_says_to_set_data_dir(tmp_path):
+    (tmp_path / "out").mkdir()
+    result = run_sh("vanilla_pretrain", env=stage_env(tmp_path / "nowhere", tmp_path / "out", tmp_path / "e"))
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "DATA_DIR" in result.stderr
+
+
+def test_graded_stages_use_the_graded_model_unless_small(pipeline, tmp_path):
+    """Without SMALL=1 the stage builds the 4-layer, 256-wide model, which small parameters do not fit."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "vanilla.model.params").write_bytes((pipeline.out / "vanilla.model.params").read_bytes())
+    (out / "vanilla.nopretrain.dev.predictions").write_text("kept\n")
+    before = folder_state(out)
+    result = run_sh("vanilla_eval_dev_without_pretrain",
+                    env=stage_env(pipeline.data, out, tmp_path / "experiments", small=False))
+    assert result.returncode == 1 and "another size" in result.stderr
+    assert folder_state(out) == before
+
+
+# ---- bad inputs: one line on stderr, exit 1, outputs untouched -----------------------------------
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """A small corpus, params of both variants and of another vocabulary, and malformed question files."""
+    folder = write_corpus(tmp_path_factory.mktemp("inputs"))
+    vocab = vocabulary_size(folder / "wiki.txt")
+    torch.save(small_model("vanilla", vocab, **TINY).state_dict(), folder / "vanilla.params")
+    torch.save(small_model("perceiver", vocab, **TINY).state_dict(), folder / "perceiver.params")
+    torch.save(small_model("vanilla", vocab + 3, **TINY).state_dict(), folder / "other_vocab.params")
+    torch.save(small_model("vanilla", vocab, n_layer=3, n_head=2, n_embd=32).state_dict(), folder / "deeper.params")
+    (folder / "not_params.params").write_text("these are not parameters\n")
+    good = (folder / "birth_dev.tsv").read_text(encoding="utf-8").split("\n")
+    (folder / "no_tab.tsv").write_text("\n".join([good[0], good[1].replace("\t", " "), *good[2:]]))
+    (folder / "unknown_chars.tsv").write_text("\n".join([good[0], "Where was Zoë #9 born?\tLondon", *good[1:]]))
+    (folder / "mixed.tsv").write_text("\n".join([good[0].split("\t")[0], good[1]]))
+    return folder
+
+
+def finetune_args(inputs, out, **changes):
+    args = dict(function="finetune", variant="vanilla", pretrain_corpus_path=inputs / "wiki.txt",
+                finetune_corpus_path=inputs / "birth_places_train.tsv", writing_params_path=out / "kept.params",
+                reading_params_path=None, experiments_dir=out.parent / "experiments")
+    args.update(changes)
+    return args
+
+
+def evaluate_args(inputs, out, **changes):
+    args = dict(function="evaluate", variant="vanilla", pretrain_corpus_path=inputs / "wiki.txt",
+                eval_corpus_path=inputs / "birth_dev.tsv", reading_params_path=inputs / "vanilla.params",
+                outputs_path=out / "kept.predictions", experiments_dir=out.parent / "experiments")
+    args.update(changes)
+    return args
+
+
+def command_line(args):
+    argv = [f"--{name}={value}" for name, value in args.items() if value is not None]
+    return argv + [f"--{name}={value}" for name, value in TINY.items()] + ["--max_epochs=1", "--device=cpu"]
+
+
+BAD_INPUTS = {
+    "missing pretraining corpus": (finetune_args, dict(pretrain_corpus_path="{inputs}/none.txt"), "not found"),
+    "missing finetuning corpus": (finetune_args, dict(finetune_corpus_path="{inputs}/none.tsv"), "not found"),
+    "missing evaluation corpus": (evaluate_args, dict(eval_corpus_path="{inputs}/none.tsv"), "not found"),
+    "missing params to evaluate": (evaluate_args, dict(reading_params_path="{inputs}/none.params"), "not found"),
+    "missing params to finetune": (finetune_args, dict(reading_params_path="{inputs}/none.params"), "not found"),
+    "finetuning line without a tab": (finetune_args, dict(finetune_corpus_path="{inputs}/no_tab.tsv"),
+                                      "line 2: expected 'question<TAB>place'"),
+    "evaluation line without a tab": (evaluate_args, dict(eval_corpus_path="{inputs}/no_tab.tsv"),
+                                      "line 2: expected 'question<TAB>place'"),
+    "questions with and without labels": (evaluate_args, dict(eval_corpus_path="{inputs}/mixed.tsv"),
+                                          "line 2 has a tab, but line 1 has none"),
+    "finetuning characters not in the vocabulary": (finetune_args, dict(finetune_corpus_path="{inputs}/unknown_chars.tsv"),
+                                                    "line 2: characters not in the pretraining corpus's vocabulary: '#', '9', 'Z'"),
+    "question characters not in the vocabulary": (evaluate_args, dict(eval_corpus_path="{inputs}/unknown_chars.tsv"),
+                                                  "line 2: characters not in the pretraining corpus's vocabulary: '#', '9', 'Z', 'ë'"),
+    "perceiver params for vanilla": (evaluate_args, dict(reading_params_path="{inputs}/perceiver.params"),
+                                     "holds perceiver parameters, but --variant is vanilla"),
+    "vanilla params for perceiver": (finetune_args, dict(variant="perceiver", reading_params_path="{inputs}/vanilla.params"),
+                                     "holds vanilla parameters, but --variant is perceiver"),
+    "params of another vocabulary": (evaluate_args, dict(reading_params_path="{inputs}/other_vocab.params"),
+                                     "was saved with a vocabulary of"),
+    "params of another model size": (finetune_args, dict(reading_params_path="{inputs}/deeper.params"),
+                                     "saved from a model of another size (blocks.2."),
+    "not a params file": (evaluate_args, dict(reading_params_path="{inputs}/not_params.params"),
+                          "cannot read parameters"),
+    "missing folder for params": (finetune_args, dict(writing_params_path="{out}/none/vanilla.params"),
+                                  "the folder of --writing_params_path does not exist"),
+    "missing folder for predictions": (evaluate_args, dict(outputs_path="{out}/none/dev.predictions"),
+                                       "the folder of --outputs_path does not exist"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_gives_one_line_and_touches_nothing(case, inputs, tmp_path, capsys):
+    make_args, changes, message = BAD_INPUTS[case]
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "kept.params").write_bytes(b"earlier parameters")
+    (out / "kept.predictions").write_text("earlier predictions\n")
+    before = folder_state(out)
+    args = make_args(inputs, out, **{k: v.format(inputs=inputs, out=out) for k, v in changes.items()})
+    assert run.main(command_line(args)) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("run.py: error: ") and message in err, err
+    assert folder_state(out) == before
+    assert not (tmp_path / "experiments").exists()
+
+
+def test_bad_input_through_run_sh_leaves_the_submission_files(inputs, tmp_path):
+    """The same checks hold for a whole stage: bad training data, the earlier params stay."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in DATA_FILES:
+        (data / name).write_bytes((inputs / name).read_bytes())
+    (data / "birth_places_train.tsv").write_bytes((inputs / "no_tab.tsv").read_bytes())
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "vanilla.model.params").write_bytes(b"earlier parameters")
+    result = run_sh("vanilla_finetune_without_pretrain", env=stage_env(data, out, tmp_path / "experiments"))
+    assert result.returncode == 1
+    assert [line for line in result.stderr.split("\n") if line.strip() and "SMALL=1" not in line] == \
+        [f"run.py: error: {data}/birth_places_train.tsv line 2: expected 'question<TAB>place', "
+         f"found no tab: {(inputs / 'no_tab.tsv').read_text().split(chr(10))[1][:70]!r}"]
+    assert (out / "vanilla.model.params").read_bytes() == b"earlier parameters"
+
+
+def test_small_is_never_the_default():
+    args = run.parse_args(["--function", "pretrain", "--variant", "vanilla"])
+    assert not args.small and run.model_size(args) == dict(n_layer=4, n_head=8, n_embd=256)
+    small = run.parse_args(["--function", "pretrain", "--variant", "vanilla", "--small", "--n_embd", "64"])
+    assert run.model_size(small) == dict(run.SMALL_MODEL, n_embd=64)
+
+
+def test_baseline_rejects_a_line_without_a_tab(inputs, capsys):
+    assert baseline.main(["--train_path", str(inputs / "no_tab.tsv"), "--dev_path", str(inputs / "birth_dev.tsv")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "line 2" in err
