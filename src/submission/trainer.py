@@ -12,15 +12,18 @@ far (every position of every batch, PAD included) and lr_0 the base rate:
 progress is not clamped, so past final_tokens the rate rises again.
 
 Speed (none of it changes the numbers beyond floating-point rounding):
-batches are cut after their last non-PAD target column (attention is causal
-and PAD targets are ignored, so the loss is the same), while `tokens` still
-counts the uncut batch; fused AdamW; on CUDA, bf16 autocast (fp16 with a grad
-scaler where bf16 is missing), TF32 matmuls and pinned memory; optionally
-torch.compile. The loss is read back to the host only every `log_every`
-steps. As in minGPT, the rate is set after each step for the next one, so
-the first step runs at the base rate.
+the rows of a batch are sorted by length into `length_groups` groups, each
+cut after its own last non-PAD target column, and the batch's loss is the
+targets-weighted sum of the groups' losses (attention is causal and PAD
+targets are ignored, so loss and gradients are the batch's), while `tokens`
+still counts the uncut batch; fused AdamW; on CUDA, bf16 autocast (fp16 with
+a grad scaler where bf16 is missing), TF32 matmuls and pinned memory;
+optionally torch.compile. The loss is read back to the host only every
+`log_every` steps. As in minGPT, the rate is set after each step for the
+next one, so the first step runs at the base rate.
 """
 
+import functools
 import math
 import time
 
@@ -52,6 +55,8 @@ class TrainerConfig:
     precision = 'auto'  # 'auto' (bf16/fp16 on cuda, fp32 elsewhere), 'fp32', 'bf16' or 'fp16'
     compile = False  # torch.compile the model
     trim_padding = True  # cut all-PAD tail columns of each batch
+    length_groups = None  # groups of similar-length rows per batch (with trim_padding); None: 1 on a GPU, 8 on a CPU
+    fused_adamw = True  # the fused AdamW kernel on cuda and cpu; False: PyTorch's default AdamW
     log_every = 10  # steps between reading the loss back for the bar and the writer
 
     def __init__(self, **kwargs):
@@ -82,6 +87,44 @@ def collate_whole(examples):
     """Stack (x, y) examples as they are; also return the number of positions (B * T)."""
     x, y = default_collate(examples)
     return x, y, y.numel()
+
+
+def split_by_length(x, y, groups):
+    """
+    Sort the rows of x, y (B, W) by their last non-PAD target and split them
+    into up to `groups` groups, each cut after its own last non-PAD target
+    column; rows without a target are left out. Returns a list of
+    (x_g (B_g, W_g), y_g (B_g, W_g), share_g), where share_g is the group's
+    fraction of the batch's non-PAD targets, so that for the mean loss over
+    non-PAD targets
+
+        loss(batch) = sum_g share_g * loss(group g)
+
+    and the same holds for the gradients.
+    """
+    columns = torch.arange(y.size(1))
+    last = torch.where(y != 0, columns, -1).max(dim=1).values  # (B,) last target column, -1 for none
+    targets = int((y != 0).sum())
+    if targets == 0:  # nothing to learn from: keep the batch whole, as the plain path does
+        return [(x, y, 1.0)]
+    order = torch.argsort(last, descending=True, stable=True)
+    order = order[last[order] >= 0]
+    split = []
+    for rows in order.tensor_split(min(groups, len(order))):
+        width = int(last[rows[0]]) + 1
+        y_g = y[rows, :width]
+        split.append((x[rows, :width], y_g, int((y_g != 0).sum()) / targets))
+    return split
+
+
+def collate_batch(examples, trim_padding, groups):
+    """Stack (x, y) examples into a list of (x_g, y_g, share_g) groups (see split_by_length;
+    without trim_padding one group, the whole batch) and the number of positions B * T."""
+    if not trim_padding:
+        x, y, positions = collate_whole(examples)
+        return [(x, y, 1.0)], positions
+    x, y, positions = collate_trimmed(examples)
+    return split_by_length(x, y, groups), positions
 
 
 def autocast_dtype(device, precision):
@@ -119,62 +162,84 @@ class Trainer:
             print("saving %s" % self.config.ckpt_path)
             torch.save(self.model.state_dict(), self.config.ckpt_path)
 
-    def loader(self, dataset, shuffle, device):
-        config, on_cuda = self.config, device.type == 'cuda'
+    def setup(self):
+        """Put the model on its device and build what a step needs: the
+        autocast dtype, the grad scaler, the (compiled) model and AdamW."""
+        config = self.config
+        self.device = torch.device(config.device) if config.device else pick_device()
+        self.model.to(self.device)
+        if self.device.type == 'cuda':
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+        self.dtype = autocast_dtype(self.device, config.precision)
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.dtype == torch.float16)
+        self.step_model = torch.compile(self.model) if config.compile else self.model
+        fused = config.fused_adamw and self.device.type in ('cuda', 'cpu')
+        self.optimizer = torch.optim.AdamW(optimizer_groups(self.model, config.weight_decay),
+                                           lr=config.learning_rate, betas=config.betas, fused=fused)
+        groups = config.length_groups or (1 if self.device.type in ('cuda', 'mps') else 8)
+        self.collate = functools.partial(collate_batch, trim_padding=config.trim_padding, groups=groups)
+
+    def loader(self, dataset, shuffle):
+        config = self.config
         return DataLoader(dataset, shuffle=shuffle, batch_size=config.batch_size,
                           num_workers=config.num_workers, persistent_workers=config.num_workers > 0,
-                          pin_memory=on_cuda, collate_fn=collate_trimmed if config.trim_padding else collate_whole)
+                          pin_memory=self.device.type == 'cuda', collate_fn=self.collate)
+
+    def batch_loss(self, groups, is_train):
+        """The batch's loss sum_g share_g * loss_g over its groups (a tensor on the
+        device); while training, also backpropagate it, group by group."""
+        total = 0.0
+        for x, y, share in groups:
+            x = x.to(self.device, non_blocking=True)  # (B_g, W_g)
+            y = y.to(self.device, non_blocking=True)  # (B_g, W_g)
+            with torch.set_grad_enabled(is_train), torch.autocast(self.device.type, dtype=self.dtype or torch.float32,
+                                                                  enabled=self.dtype is not None):
+                logits, loss = self.step_model(x, y)
+                loss = loss.mean() * share  # mean: collapse all losses if they are scattered on multiple gpus
+            if is_train:
+                self.scaler.scale(loss).backward()
+            total = total + loss.detach()
+        return total
+
+    def train_step(self, groups, positions):
+        """One optimizer step on a batch of `positions` (uncut) positions; returns its loss on the device."""
+        config = self.config
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self.batch_loss(groups, True)
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_norm_clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.step += 1
+
+        # decay the learning rate based on our progress
+        self.tokens += positions  # every position of the uncut batch, PAD included
+        lr = learning_rate(config, self.tokens)
+        for param_group in self.optimizer.param_groups:
+            param_group['lr'] = lr
+        self.lr_history.append(lr)
+        return loss
 
     def train(self):
         model, config = self.model, self.config
-        device = torch.device(config.device) if config.device else pick_device()
-        model.to(device)
-        if device.type == 'cuda':
-            torch.backends.cuda.matmul.allow_tf32 = True
-            torch.backends.cudnn.allow_tf32 = True
-        dtype = autocast_dtype(device, config.precision)
-        scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
-        step_model = torch.compile(model) if config.compile else model
-        optimizer = torch.optim.AdamW(optimizer_groups(model, config.weight_decay), lr=config.learning_rate,
-                                      betas=config.betas, fused=device.type in ('cuda', 'cpu'))
-        train_loader = self.loader(self.train_dataset, True, device)
-        test_loader = self.loader(self.test_dataset, False, device) if self.test_dataset is not None else None
+        self.setup()
+        train_loader = self.loader(self.train_dataset, True)
+        test_loader = self.loader(self.test_dataset, False) if self.test_dataset is not None else None
         start = time.time()
 
         def run_epoch(loader, is_train, epoch):
             model.train(is_train)
             losses = []
             pbar = tqdm(enumerate(loader), total=len(loader), disable=not is_train)
-            for it, (x, y, positions) in pbar:
-                x = x.to(device, non_blocking=True)  # (B, W)
-                y = y.to(device, non_blocking=True)  # (B, W)
-
-                with torch.set_grad_enabled(is_train), torch.autocast(device.type, dtype=dtype or torch.float32,
-                                                                      enabled=dtype is not None):
-                    logits, loss = step_model(x, y)
-                    loss = loss.mean()  # collapse all losses if they are scattered on multiple gpus
-                losses.append(loss.detach())
+            for it, (groups, positions) in pbar:
                 if not is_train:
+                    losses.append(self.batch_loss(groups, False))
                     continue
-
-                # backprop and update the parameters
-                optimizer.zero_grad(set_to_none=True)
-                scaler.scale(loss).backward()
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_norm_clip)
-                scaler.step(optimizer)
-                scaler.update()
-                self.step += 1
-
-                # decay the learning rate based on our progress
-                self.tokens += positions  # every position of the uncut batch, PAD included
-                lr = learning_rate(config, self.tokens)
-                for param_group in optimizer.param_groups:
-                    param_group['lr'] = lr
-                self.lr_history.append(lr)
+                loss = self.train_step(groups, positions)
 
                 if it % config.log_every == 0 or it == len(loader) - 1:
-                    loss_value = loss.item()
+                    loss_value, lr = loss.item(), self.lr_history[-1]
                     pbar.set_description(f"epoch {epoch + 1}/{config.max_epochs} iter {it}: "
                                          f"train loss {loss_value:.5f}. lr {lr:e}")
                     if config.writer is not None:

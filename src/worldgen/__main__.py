@@ -6,6 +6,7 @@ Command line: writes a generated world into a folder.
 
 import argparse
 
+from .people import NAME_FROM_BIRTH_COUNTRY
 from .world import write_world
 
 
@@ -19,13 +20,15 @@ def parse_args(argv=None):
     parser.add_argument("--extra", type=int, default=0, help="people only in wiki.txt")
     parser.add_argument("--paraphrases", type=int, default=1, help="biographies per person")
     parser.add_argument("--style", choices=("course", "short"), default="course", help="biography style")
+    parser.add_argument("--name_link", type=float, default=NAME_FROM_BIRTH_COUNTRY,
+                        help="share of people named in their birth country's culture (default %(default)s)")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
     paths = write_world(args.out, args.seed, args.train, args.dev, args.test, args.extra,
-                        args.paraphrases, args.style)
+                        args.paraphrases, args.style, args.name_link)
     for path in paths:
         print(f"{path} ({path.stat().st_size} bytes)")
 

@@ -65,10 +65,13 @@ def draw_other_place(rng, sampler, birth_place, avoid=(), cities_only=False):
             return place
 
 
-def make_person(rng, name_maker, sampler):
-    """Draws one person; every random choice comes from `rng`."""
+def make_person(rng, name_maker, sampler, name_from_birth_country=NAME_FROM_BIRTH_COUNTRY):
+    """
+    Draws one person; every random choice comes from `rng`. The name comes
+    from the birth country's culture with probability name_from_birth_country.
+    """
     birth_place = sampler.draw(rng)
-    if rng.random() < NAME_FROM_BIRTH_COUNTRY:
+    if rng.random() < name_from_birth_country:
         culture = birth_place.country.culture
     else:
         culture = rng.choice(CULTURE_NAMES)

@@ -12,8 +12,9 @@ vocabulary.
 
 All randomness comes from random.Random instances seeded from `seed`: the
 same arguments give the same bytes on any machine. The people depend only on
-the seed and the number of people; the phrasings come from a second stream,
-so a different style or number of paraphrases keeps the same people.
+the seed, the number of people and name_from_birth_country; the phrasings
+come from a second stream, so a different style or number of paraphrases
+keeps the same people.
 """
 
 import random
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from .biographies import biographies
 from .names import NameMaker
-from .people import make_person
+from .people import NAME_FROM_BIRTH_COUNTRY, make_person
 from .places import PlaceSampler
 
 WIKI = "wiki.txt"
@@ -40,17 +41,24 @@ def labelled(people):
     return "".join(f"{question(p)}\t{p.birth_place.name}\n" for p in people)
 
 
-def make_people(seed, count):
+def make_people(seed, count, name_from_birth_country=NAME_FROM_BIRTH_COUNTRY):
     """Draws `count` people; returns them with a text stream seeded from the same seed."""
     rng = random.Random(seed)
     text_rng = random.Random(rng.getrandbits(64))
     name_maker, sampler = NameMaker(), PlaceSampler()
-    return [make_person(rng, name_maker, sampler) for _ in range(count)], text_rng
+    people = [make_person(rng, name_maker, sampler, name_from_birth_country) for _ in range(count)]
+    return people, text_rng
 
 
-def make_world(seed, n_train=2000, n_dev=500, n_test=437, n_extra=0, paraphrases=1, style="course"):
-    """Returns {file name: text} for the five files of the world."""
-    people, text_rng = make_people(seed, n_train + n_dev + n_test + n_extra)
+def make_world(seed, n_train=2000, n_dev=500, n_test=437, n_extra=0, paraphrases=1, style="course",
+               name_from_birth_country=NAME_FROM_BIRTH_COUNTRY):
+    """
+    Returns {file name: text} for the five files of the world.
+    name_from_birth_country is the share of people named in their birth
+    country's culture (the rest get a random culture's name): the lower it
+    is, the less a name alone gives away where its bearer was born.
+    """
+    people, text_rng = make_people(seed, n_train + n_dev + n_test + n_extra, name_from_birth_country)
     train = people[:n_train]
     dev = people[n_train : n_train + n_dev]
     test = people[n_train + n_dev : n_train + n_dev + n_test]
@@ -67,11 +75,12 @@ def make_world(seed, n_train=2000, n_dev=500, n_test=437, n_extra=0, paraphrases
     }
 
 
-def write_world(out_dir, seed, n_train=2000, n_dev=500, n_test=437, n_extra=0, paraphrases=1, style="course"):
-    """Writes the five files of the world into out_dir; returns their paths."""
+def write_world(out_dir, seed, n_train=2000, n_dev=500, n_test=437, n_extra=0, paraphrases=1, style="course",
+                name_from_birth_country=NAME_FROM_BIRTH_COUNTRY):
+    """Writes the five files of the world (see make_world) into out_dir; returns their paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    files = make_world(seed, n_train, n_dev, n_test, n_extra, paraphrases, style)
+    files = make_world(seed, n_train, n_dev, n_test, n_extra, paraphrases, style, name_from_birth_country)
     paths = []
     for file_name, text in files.items():
         path = out_dir / file_name

@@ -1,0 +1,277 @@
+"""
+The plain path against the fast path, side by side in one run on this machine:
+
+    python src/bench.py [--questions 500] [--steps 4] [--threads N] [--perceiver] [--parts train eval ...]
+
+(what `./run.sh bench` runs). Rows of the table:
+
+- training step on the graded model (block 128, 4 layers, 8 heads, 256 dims)
+  for one pretraining batch (128 span-corruption examples) and one
+  finetuning batch (256 questions): plain = written-out attention, the whole
+  batch, PyTorch's default AdamW; fast = fused attention, the batch cut into
+  length groups, fused AdamW. The two alternate, and before every timed step
+  each is put back to the same weights and optimizer state, so every step
+  computes the same loss; the median (and min-max) seconds, both losses.
+  Dropout is off by default so that the losses can be compared (--dropout);
+- dev evaluation of a graded model finetuned for --finetune_epochs (or --params):
+  predict_places_plain (one question at a time) against predict_places
+  (batched, key/value cache; median of 3 runs), stopping each row at its
+  closing MASK and running all 32 steps, and whether the predictions are
+  equal;
+- span-corruption items per second; the grader's basic suite (if grader.py
+  is there); the full pretraining (650 epochs) at the fast step's pace.
+
+Timings on a shared machine are noisy: compare the ratios of one run. On a
+CPU that other jobs share, --threads 1 avoids the threads waiting for each
+other. Data: --data_dir, else $DATA_DIR, else the course's data next to the
+repository (../shared/data) when present, else ./data.
+"""
+
+import argparse
+import copy
+import datetime
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+from tqdm import tqdm
+
+from decoding import predict_places, predict_places_plain
+from submission import CharCorruptionDataset, GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
+from submission.utils import pick_device
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COURSE_DATA = os.path.join(os.path.dirname(ROOT), 'shared', 'data')
+BLOCK_SIZE = 128
+GRADED_MODEL = dict(n_layer=4, n_head=8, n_embd=256)
+BOTTLENECK_DIM = 32
+PRETRAIN = dict(batch_size=128, learning_rate=6e-3)
+FINETUNE = dict(batch_size=256, learning_rate=6e-4)
+PRETRAIN_EPOCHS = 650
+PARTS = ['train', 'eval', 'data', 'grader']
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description="Plain vs fast paths of training and evaluation, side by side.")
+    p.add_argument('--data_dir', help="the course's data files (default: $DATA_DIR, ../shared/data, ./data)")
+    p.add_argument('--device', default='auto', help="auto (cuda, then mps, then cpu), cpu, cuda, ...")
+    p.add_argument('--threads', type=int, help="torch CPU threads (default: torch's choice)")
+    p.add_argument('--steps', type=int, default=4, help="timed training steps per path and batch (after a warm-up)")
+    p.add_argument('--dropout', type=float, default=0.0,
+                   help="dropout of the timed steps (graded: 0.1; with 0 both paths compute the same loss)")
+    p.add_argument('--precision', default='fp32', choices=['auto', 'fp32', 'bf16', 'fp16'],
+                   help="the fast path's precision (fp32: the same numbers as the plain path)")
+    p.add_argument('--compile', action='store_true', help="torch.compile the fast path's model")
+    p.add_argument('--length_groups', type=int, help="the fast path's length groups (default: the trainer's)")
+    p.add_argument('--questions', type=int, default=500, help="dev questions to answer (the first N)")
+    p.add_argument('--eval_batch_size', type=int, default=128, help="questions decoded together by predict_places")
+    p.add_argument('--perceiver', action='store_true', help="also evaluate the perceiver variant")
+    p.add_argument('--params', help="trained vanilla parameters to evaluate (default: finetune from random weights)")
+    p.add_argument('--finetune_epochs', type=int, default=1, help="epochs of that finetuning (graded: 75)")
+    p.add_argument('--parts', nargs='+', default=PARTS, choices=PARTS, help="what to measure (default: all)")
+    p.add_argument('--seed', type=int, default=0)
+    return p.parse_args()
+
+
+def data_dir(args):
+    """The first folder holding wiki.txt of --data_dir, $DATA_DIR, ../shared/data and ./data."""
+    for folder in (args.data_dir, os.environ.get('DATA_DIR'), COURSE_DATA, os.path.join(ROOT, 'data')):
+        if folder and os.path.isfile(os.path.join(folder, 'wiki.txt')):
+            return folder
+    sys.exit("bench.py: no wiki.txt in --data_dir, $DATA_DIR, ../shared/data or ./data")
+
+
+def read(folder, name):
+    with open(os.path.join(folder, name), encoding='utf-8') as f:
+        return f.read()
+
+
+def graded_model(vocab_size, dropout, perceiver=False, **extra):
+    """The graded GPT (block 128, 4 layers, 8 heads, 256 dims; perceiver: 32 latents)."""
+    config = GPTConfig(vocab_size, BLOCK_SIZE, embd_pdrop=dropout, resid_pdrop=dropout, attn_pdrop=dropout,
+                       perceiver=perceiver, bottleneck_dim=BOTTLENECK_DIM if perceiver else None,
+                       **GRADED_MODEL, **extra)
+    return GPT(config)
+
+
+def spread(seconds):
+    """min-max of a list of seconds, for the table."""
+    return f"{min(seconds):.3g}-{max(seconds):.3g}"
+
+
+def training_steps(args, device, examples, shape, vocab_size, final_tokens):
+    """
+    Time the plain and the fast trainer's step on one batch, alternating:
+    before every timed step both are put back to the same starting weights
+    and optimizer state, so every step computes the same thing (after one
+    warm-up step). Returns the seconds and losses of each path, and the fast
+    path's group shapes.
+    """
+    set_seed(args.seed)
+    fast_model = graded_model(vocab_size, args.dropout)
+    plain_model = graded_model(vocab_size, args.dropout, fused_attention=False)
+    plain_model.load_state_dict(fast_model.state_dict())
+    common = dict(lr_decay=True, warmup_tokens=512 * 20, final_tokens=final_tokens, device=device, **shape)
+    trainers = {
+        'plain': Trainer(plain_model, None, None, TrainerConfig(trim_padding=False, fused_adamw=False,
+                                                                 precision='fp32', **common)),
+        'fast': Trainer(fast_model, None, None, TrainerConfig(trim_padding=True, fused_adamw=True,
+                                                               precision=args.precision, compile=args.compile,
+                                                               length_groups=args.length_groups, **common)),
+    }
+    seconds = {name: [] for name in trainers}
+    losses = {name: [] for name in trainers}
+    batches, starts = {}, {}
+    for name, trainer in trainers.items():
+        trainer.setup()
+        trainer.model.train()
+        batches[name] = trainer.collate(examples)
+        starts[name] = (copy.deepcopy(trainer.model.state_dict()), copy.deepcopy(trainer.optimizer.state_dict()))
+        trainer.train_step(*batches[name])  # warm-up
+    for _ in tqdm(range(args.steps), desc=f"training steps, batch {len(examples)}"):
+        for name, trainer in trainers.items():
+            weights, optimizer_state = starts[name]
+            trainer.model.load_state_dict(weights)
+            trainer.optimizer.load_state_dict(optimizer_state)
+            started = time.perf_counter()
+            loss = trainer.train_step(*batches[name]).item()  # .item() waits for the device
+            seconds[name].append(time.perf_counter() - started)
+            losses[name].append(loss)
+    groups, _ = batches['fast']
+    return seconds, losses, ' '.join(f"{x.size(0)}x{x.size(1)}" for x, _, _ in groups)
+
+
+def evaluation_model(args, device, pretraining, finetuning, perceiver):
+    """The graded model of a variant: --params (vanilla) if given, else finetuned from random weights
+    for --finetune_epochs (one is enough for it to close its answers with a MASK, though shorter
+    answers than a fully trained model's: the table shows their length)."""
+    set_seed(args.seed)
+    model = graded_model(pretraining.vocab_size, 0.1, perceiver=perceiver)
+    if args.params and not perceiver:
+        model.load_state_dict(torch.load(args.params, map_location='cpu', weights_only=True))
+        return model.to(device), 'trained (--params)'
+    config = TrainerConfig(max_epochs=args.finetune_epochs, lr_decay=True, warmup_tokens=512 * 20,
+                           final_tokens=200 * len(pretraining) * BLOCK_SIZE, device=device, **FINETUNE)
+    Trainer(model, finetuning, None, config).train()
+    return model, f"finetuned {args.finetune_epochs} epoch{'s' if args.finetune_epochs > 1 else ''}"
+
+
+def evaluation(args, device, model, dataset, questions, repeats=3):
+    """Seconds of predict_places_plain, and the median of `repeats` runs of predict_places stopping
+    at the closing MASK and running all 32 steps, on the same questions; how many of the fast
+    paths' predictions differ from the plain one's; the answers' mean length."""
+    started = time.perf_counter()
+    plain = predict_places_plain(model, questions, dataset, device)
+    seconds = [time.perf_counter() - started]
+    different = []
+    for stop_at_mask in (True, False):
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            fast = predict_places(model, questions, dataset, device, args.eval_batch_size, stop_at_mask)
+            times.append(time.perf_counter() - started)
+        seconds.append(statistics.median(times))
+        different.append(sum(a != b for a, b in zip(plain, fast)))
+    return seconds, different, statistics.mean(len(p) for p in plain)
+
+
+def corruption_items_per_second(dataset, seconds=1.0):
+    """Items of CharCorruptionDataset made per second, over whole passes of at least `seconds`."""
+    made, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        for i in range(len(dataset)):
+            dataset[i]
+        made += len(dataset)
+    return made / (time.perf_counter() - started)
+
+
+def grader_seconds():
+    """Wall time and exit status of `python grader.py basic`, or None without grader.py."""
+    grader = os.path.join(ROOT, 'grader.py')
+    if not os.path.isfile(grader):
+        return None
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, grader, 'basic'], cwd=ROOT, capture_output=True, text=True)
+    return time.perf_counter() - started, done.returncode
+
+
+def train_rows(args, device, pretraining, finetuning):
+    """Table rows of the training steps, and the fast pretraining step's seconds."""
+    rows, rng = [], random.Random(args.seed)
+    for name, dataset, shape in (('pretrain', pretraining, PRETRAIN), ('finetune', finetuning, FINETUNE)):
+        random.seed(args.seed)  # the span corruption draws from `random`
+        examples = [dataset[i] for i in rng.sample(range(len(dataset)), shape['batch_size'])]
+        seconds, losses, groups = training_steps(args, device, examples, shape, pretraining.vocab_size,
+                                                 200 * len(pretraining) * BLOCK_SIZE)
+        plain, fast = statistics.median(seconds['plain']), statistics.median(seconds['fast'])
+        gap = max(abs(a - b) for a, b in zip(losses['plain'], losses['fast']))
+        rows.append((f"train step s, {name} batch {shape['batch_size']}x{BLOCK_SIZE - 1} (fast: groups {groups})",
+                     f"{plain:.3f} ({spread(seconds['plain'])})", f"{fast:.3f} ({spread(seconds['fast'])})",
+                     plain / fast, f"loss {losses['plain'][0]:.6f} vs {losses['fast'][0]:.6f}, "
+                                   f"max diff {gap:.1e} over {args.steps} steps from the same weights"))
+        if name == 'pretrain':
+            pretrain_step = fast
+    steps = math.ceil(len(pretraining) / PRETRAIN['batch_size']) * PRETRAIN_EPOCHS
+    rows.append((f"full pretraining ({steps} steps) at the fast step, minutes", "",
+                 f"{pretrain_step * steps / 60:.0f}", None, f"on {device}"))
+    return rows
+
+
+def eval_rows(args, device, folder, pretraining, finetuning):
+    """Table rows of the dev-set evaluation, for each variant asked for."""
+    rows = []
+    dev = [line.split('\t')[0] for line in read(folder, 'birth_dev.tsv').splitlines() if line.strip()]
+    questions = dev[:args.questions]
+    for perceiver in ((False, True) if args.perceiver else (False,)):
+        model, weights = evaluation_model(args, device, pretraining, finetuning, perceiver)
+        seconds, different, answer = evaluation(args, device, model, pretraining, questions)
+        what = f"dev eval s, {len(questions)} questions, {'perceiver' if perceiver else 'vanilla'} {weights}"
+        for fast, differ, how in zip(seconds[1:], different, ("stop at MASK", "all 32 steps")):
+            rows.append((f"{what}, {how}", f"{seconds[0]:.2f}", f"{fast:.2f}", seconds[0] / fast,
+                         ("predictions equal" if differ == 0 else f"{differ} predictions differ")
+                         + f"; answers {answer:.1f} characters on average"))
+    return rows
+
+
+def main():
+    args = parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = pick_device() if args.device == 'auto' else torch.device(args.device)
+    folder = data_dir(args)
+    load = os.getloadavg()[0]
+    print(f"bench on {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"load average {load:.2f}, data {folder}")
+    pretraining = CharCorruptionDataset(read(folder, 'wiki.txt'), BLOCK_SIZE)
+    finetuning = NameDataset(read(folder, 'birth_places_train.tsv'), pretraining)
+
+    rows = []  # (measure, plain, fast, plain/fast or None, check)
+    if 'train' in args.parts:
+        rows += train_rows(args, device, pretraining, finetuning)
+    if 'eval' in args.parts:
+        rows += eval_rows(args, device, folder, pretraining, finetuning)
+    if 'data' in args.parts:
+        rows.append(("span-corruption items/s", "", f"{corruption_items_per_second(pretraining):.0f}", None,
+                     f"a pretraining step uses {PRETRAIN['batch_size']}"))
+    if 'grader' in args.parts:
+        graded = grader_seconds()
+        rows.append(("grader.py basic, wall s", "", "skipped: no grader.py" if graded is None else f"{graded[0]:.1f}",
+                     None, "" if graded is None else f"exit status {graded[1]}"))
+
+    print(f"\n{datetime.date.today()}, {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"load average {load:.2f} at start and {os.getloadavg()[0]:.2f} at the end; data {folder}; "
+          f"timed steps with dropout {args.dropout}, fast precision {args.precision}"
+          f"{', compiled' if args.compile else ''}")
+    print("| measure | plain | fast | plain/fast | check |")
+    print("| --- | --- | --- | --- | --- |")
+    for what, plain, fast, ratio, check in rows:
+        print(f"| {what} | {plain} | {fast} | {'' if ratio is None else f'{ratio:.1f}x'} | {check} |")
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,273 @@
+"""
+Greedy decoding with a key/value cache, for both GPTs of the assignment.
+
+submission.utils.sample runs the whole sequence through the model for every
+new character. Here each position is computed once, for many prompts in one
+batch: the model's own modules and weights are applied to the new positions
+only, and what later positions read from earlier ones is kept in caches.
+
+Vanilla: in block l, position t attends to k_j, v_j for j <= t, so caches
+K_l, V_l (B, nh, S, hs) hold them; a new token adds its k_t, v_t and only
+its own query row is computed.
+
+Perceiver (m latents): latent j of the down block attends to inputs 0..j
+(query row j sees key columns <= j), and the middle blocks are causal over
+the latents, so latent j is final as soon as input j exists; position t of
+the up block attends to latents 0..min(t, m-1). So for t < m the new latent
+t is computed from a cache of the down block's keys/values over the inputs
+and the middle blocks' caches over the latents, and its up-block key/value
+is cached; for t >= m every latent is final and a step only computes the
+up block's query row t.
+
+Prompts of different lengths are right-padded (positions are absolute, so
+no left padding); each row has its own current position, and a row never
+attends to a cache entry it has not written. The logits equal the model's
+at each row's position up to floating-point rounding.
+"""
+
+import torch
+from torch.nn import functional as F
+
+from submission.attention import attend
+
+
+def write(cache, positions, values):
+    """cache[b, :, positions[b, i]] = values[b, :, i] for cache (B, nh, S, hs),
+    positions (B, n) and values (B, nh, n, hs)."""
+    index = positions[:, None, :, None].expand(-1, cache.size(1), -1, cache.size(3))
+    cache.scatter_(2, index, values)
+
+
+def causal_mask(positions, width):
+    """(B, 1, n, width) boolean: query i of row b may look at key j iff j <= positions[b, i]."""
+    keys = torch.arange(width, device=positions.device)
+    return (keys[None, None, :] <= positions[:, :, None])[:, None]
+
+
+def attend_cached(attn, q, k_cache, v_cache, positions):
+    """Queries q (B, nh, n, hs) at `positions` (B, n) against the cached keys
+    and values up to the furthest position, projected by attn.proj: (B, n, d)."""
+    width = int(positions.max()) + 1
+    y = attend(q, k_cache[:, :, :width], v_cache[:, :, :width], causal_mask(positions, width),
+               attn.attn_drop, attn.fused)  # (B, nh, n, hs)
+    B, nh, n, hs = y.size()
+    return attn.proj(y.transpose(1, 2).reshape(B, n, nh * hs))
+
+
+class KVCache:
+    """The keys and values (B, nh, S, hs) of one attention layer, zeros where none was written yet."""
+
+    def __init__(self, attn, batch, length, device):
+        shape = (batch, attn.n_head, length, attn.key.out_features // attn.n_head)
+        self.attn = attn
+        self.k = torch.zeros(shape, device=device, dtype=attn.key.weight.dtype)
+        self.v = torch.zeros(shape, device=device, dtype=attn.key.weight.dtype)
+
+    def add(self, x, positions, rows=None):
+        """Write the keys and values of x (B_r, n, d) at positions (B_r, n) of
+        the rows `rows` (every row if None); return those rows' k, v (B_r, nh, S, hs)."""
+        attn = self.attn
+        k, v = (self.k, self.v) if rows is None else (self.k[rows], self.v[rows])
+        write(k, positions, attn.heads(attn.key, x))
+        write(v, positions, attn.heads(attn.value, x))
+        if rows is not None:
+            self.k[rows], self.v[rows] = k, v
+        return k, v
+
+    def keep(self, rows):
+        """Keep only the rows `rows` (an index tensor), in that order."""
+        self.k, self.v = self.k[rows], self.v[rows]
+
+
+def cached_block(block, cache, x, positions, rows=None):
+    """Block.forward for the new positions (B_r, n) of the rows `rows` only, x (B_r, n, d)."""
+    h = block.ln1(x)
+    k, v = cache.add(h, positions, rows)
+    x = x + attend_cached(block.attn, block.attn.heads(block.attn.query, h), k, v, positions)
+    return x + block.mlp(block.ln2(x))
+
+
+class VanillaCache:
+    """
+    A cache for a vanilla GPT. The keys and values of block l are kept in
+    slots: the prompt's positions 0..W-1 in slots 0..W-1 (a row's slots past
+    its own prompt hold padding and are never attended to), and the token
+    generated at step s in slot W + s for every row, whatever its position.
+    Attention does not depend on the order of the keys, so only the mask
+    needs the row's prompt length.
+    """
+
+    def __init__(self, model, lengths, steps):
+        self.model = model
+        self.lengths = lengths  # (B,) prompt lengths
+        self.width = int(lengths.max())  # W
+        size = self.width + steps - 1
+        device = model.pos_emb.device
+        self.caches = [KVCache(block.attn, len(lengths), size, device) for block in model.blocks]
+        self.generated = 0  # tokens entered after the prompt
+
+    def keep(self, rows):
+        """Keep only the rows `rows` (an index tensor), in that order."""
+        self.lengths = self.lengths[rows]
+        for cache in self.caches:
+            cache.keep(rows)
+
+    def prefill(self, idx):
+        """The prompts idx (B, W), right-padded, enter the cache; returns the
+        logits (B, vocab) after each row's last prompt token. The last block
+        computes only those rows' queries."""
+        model, B, W = self.model, idx.size(0), self.width
+        every, last = torch.arange(B, device=idx.device), self.lengths - 1
+        x = model.tok_emb(idx) + model.pos_emb[:, :W]  # (B, W, d)
+        positions = torch.arange(W, device=idx.device).expand(B, W)
+        for number, (block, cache) in enumerate(zip(model.blocks, self.caches)):
+            attn, h = block.attn, block.ln1(x)
+            k, v = attn.heads(attn.key, h), attn.heads(attn.value, h)  # (B, nh, W, hs)
+            cache.k[:, :, :W], cache.v[:, :, :W] = k, v
+            if number == len(self.caches) - 1:
+                x, h, positions = x[every, last][:, None], h[every, last][:, None], last[:, None]
+            x = x + attend_cached(attn, attn.heads(attn.query, h), k, v, positions)
+            x = x + block.mlp(block.ln2(x))
+        return model.head(model.ln_f(x[:, 0]))
+
+    def step(self, tokens):
+        """The tokens (B,) just generated enter the cache at each row's next
+        position (slot W + step); returns the logits (B, vocab) after them."""
+        model, B, W = self.model, tokens.size(0), self.width
+        positions = self.lengths + self.generated  # (B,)
+        slot = W + self.generated
+        self.generated += 1
+        x = model.tok_emb(tokens[:, None]) + model.pos_emb[0, positions][:, None]  # (B, 1, d)
+        slots = torch.arange(slot + 1, device=tokens.device)
+        mask = ((slots < self.lengths[:, None]) | (slots >= W))[:, None, None]  # (B, 1, 1, slot + 1)
+        for block, cache in zip(model.blocks, self.caches):
+            attn, h = block.attn, block.ln1(x)
+            cache.k[:, :, slot:slot + 1] = attn.heads(attn.key, h)
+            cache.v[:, :, slot:slot + 1] = attn.heads(attn.value, h)
+            y = attend(attn.heads(attn.query, h), cache.k[:, :, :slot + 1], cache.v[:, :, :slot + 1], mask,
+                       attn.attn_drop, attn.fused)  # (B, nh, 1, hs)
+            x = x + attn.proj(y.transpose(1, 2).reshape(B, 1, -1))
+            x = x + block.mlp(block.ln2(x))
+        return model.head(model.ln_f(x[:, 0]))
+
+
+class PerceiverCache:
+    """
+    A cache for a perceiver GPT: the down block's keys/values over inputs
+    0..m-1, one KVCache per middle block over the latents, and the up
+    block's keys/values over the latents, all by position.
+    """
+
+    def __init__(self, model, lengths, steps):
+        down, up = model.down_block, model.up_block
+        batch, device = len(lengths), model.pos_emb.device
+        self.model = model
+        self.lengths = lengths  # (B,) prompt lengths
+        self.m = down.C.size(1)
+        self.down_q = down.attn.heads(down.attn.query, down.ln1(down.C))  # (1, nh, m, hs): fixed queries
+        self.down = KVCache(down.attn, batch, self.m, device)
+        self.middle = [KVCache(block.attn, batch, self.m, device) for block in model.blocks]
+        self.up = KVCache(up.attn, batch, self.m, device)
+        self.generated = 0  # tokens entered after the prompt
+
+    def keep(self, rows):
+        """Keep only the rows `rows` (an index tensor), in that order."""
+        self.lengths = self.lengths[rows]
+        for cache in [self.down, *self.middle, self.up]:
+            cache.keep(rows)
+
+    def add_latents(self, x, positions, rows=None):
+        """
+        The latents at `positions` (R, p) (all < m) of the rows `rows` (every
+        row if None), from their inputs x (R, p, d): the down block and the
+        middle blocks for those latents only, then the up block's keys and
+        values of them.
+        """
+        model, down = self.model, self.model.down_block
+        k, v = self.down.add(x, positions, rows)
+        q = self.down_q[0][:, positions].transpose(0, 1)  # (R, nh, p, hs)
+        y = down.C[0, positions] + attend_cached(down.attn, q, k, v, positions)  # (R, p, d)
+        y = y + down.mlp(down.ln2(y))
+        for block, cache in zip(model.blocks, self.middle):
+            y = cached_block(block, cache, y, positions, rows)
+        self.up.add(model.up_block.ln1(y), positions, rows)
+
+    def up_row(self, x, positions):
+        """The up block, ln_f and head for one position a row: x (B, 1, d) at positions (B,) -> logits (B, vocab)."""
+        model, up = self.model, self.model.up_block
+        latents = positions.clamp(max=self.m - 1)[:, None]  # position t sees latents 0..min(t, m-1)
+        x = x + attend_cached(up.attn, up.attn.heads(up.attn.query, x), self.up.k, self.up.v, latents)
+        x = x + up.mlp(up.ln2(x))
+        return model.head(model.ln_f(x[:, 0]))
+
+    def prefill(self, idx):
+        """As VanillaCache.prefill: latents 0..min(W, m)-1 of every row, then
+        the up block at each row's last prompt position."""
+        model, (B, W) = self.model, idx.size()
+        x = model.tok_emb(idx) + model.pos_emb[:, :W]  # (B, W, d)
+        positions = torch.arange(W, device=idx.device).expand(B, W)
+        self.add_latents(x[:, :self.m], positions[:, :self.m])
+        last = self.lengths - 1
+        return self.up_row(x[torch.arange(B, device=idx.device), last][:, None], last)
+
+    def step(self, tokens):
+        """As VanillaCache.step: a new latent for each row whose new position is below m, then the up block."""
+        model, B = self.model, tokens.size(0)
+        positions = self.lengths + self.generated  # (B,)
+        self.generated += 1
+        x = model.tok_emb(tokens[:, None]) + model.pos_emb[0, positions][:, None]  # (B, 1, d)
+        rows = (positions < self.m).nonzero()[:, 0]  # the rows whose new position makes a new latent
+        if len(rows) == B:
+            self.add_latents(x, positions[:, None])
+        elif len(rows):
+            self.add_latents(x[rows], positions[rows, None], rows)
+        return self.up_row(x, positions)
+
+
+def greedy_next(logits):
+    """The most likely next token (B,), chosen as sample(sample=False) does: softmax, then topk."""
+    _, ix = torch.topk(F.softmax(logits, dim=-1), k=1, dim=-1)
+    return ix[:, 0]
+
+
+@torch.inference_mode()
+def greedy_decode(model, prompts, steps, stop=None):
+    """
+    Greedily extend each prompt (a list of token ids; len + steps - 1 <=
+    block_size, so that sample would never crop) by `steps` tokens, all rows
+    in one batch. Returns the completed id lists, equal to
+    sample(model, prompt, steps)[0] up to ties within floating-point rounding.
+    With a `stop` token id, a row ends at the first `stop` it generates (what
+    it would write after that cannot change what comes before), and rows
+    that ended are dropped from the batch once they are a quarter of it.
+    """
+    model.eval()
+    device = model.pos_emb.device
+    lengths = torch.tensor([len(p) for p in prompts], device=device)  # (B,)
+    width = int(lengths.max())
+    assert width + steps - 1 <= model.get_block_size(), "a prompt this long needs cropping: use sample"
+    idx = torch.zeros(len(prompts), width, dtype=torch.long, device=device)  # right-padded with PAD
+    for row, prompt in enumerate(prompts):
+        idx[row, :len(prompt)] = torch.tensor(prompt, dtype=torch.long)
+    cache = (PerceiverCache if model.perceiver else VanillaCache)(model, lengths, steps)
+    generated = torch.zeros(len(prompts), steps, dtype=torch.long, device=device)  # (B, steps)
+    ends = torch.full((len(prompts),), steps, device=device)  # how many generated tokens each row keeps
+    rows = torch.arange(len(prompts), device=device)  # the prompt of each row of the cache
+    done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
+    logits = cache.prefill(idx)
+    for step in range(steps):
+        tokens = greedy_next(logits)  # (B_alive,)
+        generated[rows, step] = tokens
+        if stop is not None:
+            ended = ~done & (tokens == stop)
+            ends[rows[ended]] = step + 1
+            done |= ended
+            if bool(done.all()):
+                break
+            if int(done.sum()) * 4 >= len(done):
+                alive = (~done).nonzero()[:, 0]
+                cache.keep(alive)
+                rows, tokens, done = rows[alive], tokens[alive], done[alive]
+        if step < steps - 1:
+            logits = cache.step(tokens)
+    return [list(prompt) + kept[:end] for prompt, kept, end in zip(prompts, generated.tolist(), ends.tolist())]

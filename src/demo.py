@@ -1,0 +1,222 @@
+"""
+The demo: does pretraining let a small GPT answer questions about people it
+was never finetuned on? The whole experiment of the assignment, on a world
+small enough for a laptop CPU, in a few minutes:
+
+    python src/demo.py            # what ./run.sh demo runs
+    python src/demo.py --quick    # a reduced form that runs in about a minute
+
+1. generate a small world (src/worldgen) into --out_dir: short biographies
+   that state the birth place early, several paraphrases a person;
+2. baseline: always answer the most frequent birth place of the training set;
+3. without pretraining: a fresh GPT finetuned on the training questions;
+4. with pretraining: span-corruption pretraining on wiki.txt, which holds
+   the dev people too, then the same finetuning;
+5. answer the dev questions with both models and print one table of dev
+   accuracies and minutes per phase.
+
+Everything is seeded (--seed): the same options on the same machine give the
+same table, up to the minutes.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import torch
+
+from submission import CharCorruptionDataset, GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
+from worldgen import write_world
+
+try:
+    from decoding import predict_places
+except ImportError:  # the batched decoder is not in this checkout yet
+    from decoding import predict_places_plain as predict_places
+
+DEFAULTS = dict(train_people=200, dev_people=100, paraphrases=6, name_link=0.2,
+                n_layer=4, n_head=4, n_embd=128, block_size=96, dropout=0.0,
+                pretrain_epochs=20, pretrain_lr=6e-3, pretrain_batch_size=64,
+                finetune_epochs=10, scratch_epochs=30, finetune_lr=6e-4, finetune_batch_size=32)
+QUICK = dict(train_people=120, dev_people=40, paraphrases=6, n_layer=2, n_embd=64, pretrain_epochs=8)
+WARMUP_TOKENS = 512 * 20  # as in the assignment's trainer configurations
+
+
+@dataclass
+class Row:
+    """One line of the results table: (correct, total) on dev and on train, minutes per phase."""
+    run: str
+    dev: tuple
+    train: tuple
+    minutes: dict
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description="Pretraining vs no pretraining on a small generated world, "
+                                            "on a CPU in minutes.")
+    p.add_argument('--quick', action='store_true',
+                   help="the reduced form used by the tests: " + ", ".join(f"{k} {v}" for k, v in QUICK.items()))
+    world = p.add_argument_group("the world")
+    world.add_argument('--train_people', type=int, help="people asked about in finetuning")
+    world.add_argument('--dev_people', type=int, help="held-out people asked about in evaluation")
+    world.add_argument('--paraphrases', type=int, help="biographies a person in wiki.txt")
+    world.add_argument('--name_link', type=float,
+                       help="share of people named in their birth country's culture (names that give the "
+                            "country away let a model guess without any knowledge)")
+    model = p.add_argument_group("the model")
+    for name in ('n_layer', 'n_head', 'n_embd', 'block_size'):
+        model.add_argument('--' + name, type=int)
+    model.add_argument('--dropout', type=float, help="embedding, attention and residual dropout")
+    training = p.add_argument_group("training")
+    training.add_argument('--pretrain_epochs', type=int)
+    training.add_argument('--pretrain_lr', type=float)
+    training.add_argument('--pretrain_batch_size', type=int)
+    training.add_argument('--finetune_epochs', type=int, help="finetuning epochs of the pretrained model")
+    training.add_argument('--scratch_epochs', type=int, help="finetuning epochs of the model without pretraining")
+    training.add_argument('--finetune_lr', type=float)
+    training.add_argument('--finetune_batch_size', type=int)
+    p.add_argument('--seed', type=int, default=0, help="seeds the world, the initial weights and the training")
+    p.add_argument('--threads', type=int, default=torch.get_num_threads(), help="CPU threads for PyTorch")
+    p.add_argument('--device', default='cpu', help="cpu (what the demo is tuned for), cuda or mps")
+    p.add_argument('--out_dir', help="where to write the world (default: a temporary folder, removed after)")
+    args = p.parse_args(argv)
+    settings = dict(DEFAULTS, **QUICK) if args.quick else dict(DEFAULTS)
+    for name, value in settings.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    return args
+
+
+def read_labelled(path):
+    """[(question, place)] of a 'question<TAB>place' file."""
+    with open(path, encoding='utf-8') as f:
+        return [tuple(line.rstrip('\n').split('\t')) for line in f if line.strip()]
+
+
+class Phase:
+    """A context manager that adds the minutes it was open to minutes[name]."""
+
+    def __init__(self, minutes, name):
+        self.minutes, self.name = minutes, name
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc):
+        self.minutes[self.name] = self.minutes.get(self.name, 0.0) + (time.perf_counter() - self.start) / 60
+
+
+def new_model(args, vocab_size):
+    config = GPTConfig(vocab_size, args.block_size, n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
+                       embd_pdrop=args.dropout, attn_pdrop=args.dropout, resid_pdrop=args.dropout)
+    return GPT(config)
+
+
+def trainer_config(args, epochs, batch_size, learning_rate, examples):
+    """The assignment's schedule (warmup, then cosine decay that ends with the last epoch)."""
+    return TrainerConfig(max_epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, lr_decay=True,
+                         warmup_tokens=WARMUP_TOKENS, final_tokens=epochs * examples * args.block_size,
+                         num_workers=0, device=args.device)
+
+
+def pretrain(args, model, corpus):
+    print(f"pretraining: {args.pretrain_epochs} epochs of span corruption on {len(corpus)} biographies")
+    config = trainer_config(args, args.pretrain_epochs, args.pretrain_batch_size, args.pretrain_lr, len(corpus))
+    Trainer(model, corpus, None, config).train()
+
+
+def finetune(args, model, questions, epochs):
+    print(f"finetuning: {epochs} epochs on {len(questions)} questions")
+    config = trainer_config(args, epochs, args.finetune_batch_size, args.finetune_lr, len(questions))
+    Trainer(model, questions, None, config).train()
+
+
+def score(model, labelled, corpus, device):
+    """(correct, total) of the model's greedy answers to the labelled questions."""
+    predictions = predict_places(model, [q for q, _ in labelled], corpus, device)
+    return sum(p == place for p, (_, place) in zip(predictions, labelled)), len(labelled)
+
+
+def constant_score(place, labelled):
+    return sum(answer == place for _, answer in labelled), len(labelled)
+
+
+def run_demo(args, world_dir):
+    """Runs the whole experiment on a world written into world_dir; returns the table's rows."""
+    torch.set_num_threads(args.threads)
+    minutes = {}
+    with Phase(minutes, 'world'):
+        write_world(world_dir, seed=args.seed, n_train=args.train_people, n_dev=args.dev_people, n_test=0,
+                    paraphrases=args.paraphrases, style='short', name_from_birth_country=args.name_link)
+        with open(os.path.join(world_dir, 'wiki.txt'), encoding='utf-8') as f:
+            corpus = CharCorruptionDataset(f.read(), args.block_size)
+        with open(os.path.join(world_dir, 'birth_places_train.tsv'), encoding='utf-8') as f:
+            questions = NameDataset(f.read(), corpus)
+        train = read_labelled(os.path.join(world_dir, 'birth_places_train.tsv'))
+        dev = read_labelled(os.path.join(world_dir, 'birth_dev.tsv'))
+
+    top_place, _ = Counter(place for _, place in train).most_common(1)[0]
+    rows = [Row(f'always "{top_place}" (most frequent training place)',
+                constant_score(top_place, dev), constant_score(top_place, train), {})]
+    for run, pretrained in (('finetuned without pretraining', False), ('pretrained, then finetuned', True)):
+        set_seed(args.seed)
+        model, phases = new_model(args, corpus.vocab_size), {}
+        if pretrained:
+            with Phase(phases, 'pretrain'):
+                pretrain(args, model, corpus)
+        with Phase(phases, 'finetune'):
+            finetune(args, model, questions, args.finetune_epochs if pretrained else args.scratch_epochs)
+        with Phase(phases, 'evaluate'):
+            dev_score, train_score = score(model, dev, corpus, args.device), score(model, train, corpus, args.device)
+        rows.append(Row(run, dev_score, train_score, phases))
+    return rows, minutes['world']
+
+
+PHASES = ('pretrain', 'finetune', 'evaluate')
+
+
+def percent(correct_total):
+    correct, total = correct_total
+    return f'{100 * correct / total:.1f}% ({correct}/{total})'
+
+
+def format_table(rows, world_minutes):
+    """The results as a Markdown table, with the total minutes under it."""
+    header = ['run', 'dev accuracy (held-out people)', 'train accuracy'] + [f'{phase} min' for phase in PHASES]
+    lines = ['| ' + ' | '.join(header) + ' |', '|' + '|'.join(['---'] * len(header)) + '|']
+    for row in rows:
+        cells = [row.run, percent(row.dev), percent(row.train)]
+        cells += [f'{row.minutes[phase]:.2f}' if phase in row.minutes else '-' for phase in PHASES]
+        lines.append('| ' + ' | '.join(cells) + ' |')
+    total = world_minutes + sum(sum(row.minutes.values()) for row in rows)
+    lines.append(f'total: {total:.1f} minutes (world generation {world_minutes:.2f})')
+    return '\n'.join(lines)
+
+
+def describe(args):
+    return (f"world: {args.train_people} training + {args.dev_people} dev people, {args.paraphrases} "
+            f"biographies each, seed {args.seed}; model: {args.n_layer} layers, {args.n_head} heads, "
+            f"{args.n_embd} wide, block {args.block_size}; pretraining {args.pretrain_epochs} epochs, "
+            f"finetuning {args.finetune_epochs} (without pretraining {args.scratch_epochs}); "
+            f"{args.threads} threads on {args.device}")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    print(describe(args))
+    if args.out_dir:
+        rows, world_minutes = run_demo(args, args.out_dir)
+    else:
+        with tempfile.TemporaryDirectory(prefix='demo-world-') as world_dir:
+            rows, world_minutes = run_demo(args, world_dir)
+    print()
+    print(describe(args))
+    print(format_table(rows, world_minutes))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

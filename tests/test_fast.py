@@ -1,0 +1,377 @@
+"""
+The fast paths give the plain paths' numbers: fused against written-out
+attention, batches cut into length groups against whole batches, fused
+against default AdamW, batched cached decoding against the one question at a
+time loop; and the CUDA switches (bf16 and fp16 autocast, torch.compile) run
+on this CPU.
+"""
+
+import itertools
+import math
+
+import pytest
+import torch
+
+from cached_gpt import PerceiverCache, VanillaCache, greedy_decode
+from decoding import ANSWER_STEPS, predict_places, predict_places_plain
+from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
+from submission.attention import CausalCrossAttention, CausalSelfAttention
+from submission.trainer import split_by_length
+from submission.utils import sample
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+VOCAB, BLOCK = 40, 32
+EXACT = dict(atol=1e-5, rtol=1e-5)  # fp32: the same numbers up to rounding
+VARIANTS = {"vanilla": {}, "perceiver": dict(perceiver=True, bottleneck_dim=12)}
+
+
+def spread_weights(model, scale=0.3, seed=0):
+    """Add N(0, scale^2) noise to every parameter, so that attention is far from uniform and
+    the logits are far from equal: a wrong mask or a dropped term then shows."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=generator) * scale)
+    return model
+
+
+def random_batch(batch, length, seed=0):
+    """x (B, T) of token ids and targets y (B, T) with about a third PAD (ignored)."""
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randint(2, VOCAB, (batch, length), generator=generator)
+    y = torch.randint(2, VOCAB, (batch, length), generator=generator)
+    return x, y * (torch.rand(batch, length, generator=generator) > 0.3)
+
+
+# ---------------------------------------------------------------- attention
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("length", [BLOCK, 7, 20])
+def test_fused_attention_gives_the_written_out_logits_loss_and_gradients(tiny_config, variant, length):
+    """fp32, dropout off: same logits, loss and parameter gradients within 1e-5 (the perceiver at
+    lengths below, at and above its 12 latents)."""
+    torch.manual_seed(0)
+    fused = spread_weights(GPT(tiny_config(VOCAB, BLOCK, n_layer=4, fused_attention=True, **VARIANTS[variant])))
+    plain = GPT(tiny_config(VOCAB, BLOCK, n_layer=4, fused_attention=False, **VARIANTS[variant]))
+    plain.load_state_dict(fused.state_dict())
+    x, y = random_batch(6, length)
+    fused_logits, fused_loss = fused(x, y)
+    plain_logits, plain_loss = plain(x, y)
+    fused_loss.backward()
+    plain_loss.backward()
+    assert plain_logits.std() > 1.0  # the logits are far from one another
+    torch.testing.assert_close(fused_logits, plain_logits, **EXACT)
+    torch.testing.assert_close(fused_loss, plain_loss, **EXACT)
+    for (name, p), q in zip(fused.named_parameters(), plain.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, **EXACT, msg=name)
+
+
+def attention_pair(tiny_config, layer, attn_pdrop):
+    """The same attention layer, fused and written out, with the same weights."""
+    kind = CausalSelfAttention if layer == "self" else CausalCrossAttention
+    torch.manual_seed(0)
+    config = tiny_config(VOCAB, 8, n_head=2, n_embd=16)
+    config.attn_pdrop = attn_pdrop
+    config.fused_attention = True
+    fused = spread_weights(kind(config))
+    config.fused_attention = False
+    plain = kind(config)
+    plain.load_state_dict(fused.state_dict())
+    return fused, plain
+
+
+def attention_inputs(layer, batch):
+    """The same input (8 positions of 16 dims) repeated `batch` times: one dropout draw a row."""
+    x = torch.randn(1, 8, 16, generator=torch.Generator().manual_seed(1)).expand(batch, -1, -1)
+    return (x,) if layer == "self" else (x, x.flip(1) * 0.5)
+
+
+@pytest.mark.parametrize("layer", ["self", "cross"])
+def test_fused_attention_still_drops_attention_weights_while_training(tiny_config, layer):
+    """attn_pdrop 0.2, training mode, 4000 independent draws (rows of one batch), seeded.
+    Every draw differs from the eval-mode output and the draws differ from one another;
+    dropout is inverted, so the mean of the draws is the eval-mode output, within 5 standard
+    errors (the draws' own spread / sqrt(4000)) at every element; and the fused path's draws
+    spread like the written-out path's: their mean variances are within 10% (the estimate's
+    own error is about 2%)."""
+    fused, plain = attention_pair(tiny_config, layer, attn_pdrop=0.2)
+    draws = 4000
+    with torch.no_grad():
+        expected = fused.eval()(*attention_inputs(layer, 1))[0]  # (8, 16)
+        torch.testing.assert_close(plain.eval()(*attention_inputs(layer, 1))[0], expected, **EXACT)
+        torch.manual_seed(2)
+        fused_draws = fused.train()(*attention_inputs(layer, draws))  # (draws, 8, 16)
+        plain_draws = plain.train()(*attention_inputs(layer, draws))
+    assert all((draw - expected).abs().max() > 1e-4 for draw in fused_draws[:50])
+    assert (fused_draws[0] - fused_draws[1]).abs().max() > 1e-4
+    standard_error = fused_draws.std(dim=0) / math.sqrt(draws)
+    assert ((fused_draws.mean(dim=0) - expected).abs() <= 5 * standard_error + 1e-6).all()
+    ratio = fused_draws.var(dim=0).mean() / plain_draws.var(dim=0).mean()
+    assert 0.9 < ratio < 1.1
+
+
+# ---------------------------------------------------------------- trainer
+
+@pytest.fixture(scope="module")
+def pretraining(corpus):
+    return CharCorruptionDataset(corpus.wiki, 64)
+
+
+@pytest.fixture(scope="module")
+def names(corpus, pretraining):
+    return NameDataset(corpus.questions, pretraining)
+
+
+def cpu_trainer(model, dataset=None, **settings):
+    config = TrainerConfig(device="cpu", learning_rate=1e-3, **settings)
+    trainer = Trainer(model, dataset, None, config)
+    trainer.setup()
+    return trainer
+
+
+def test_length_groups_partition_the_rows_and_cut_each_after_its_last_target(names):
+    """Groups of rows sorted by length, each cut right after its own last non-PAD target; every
+    row with a target is in exactly one group and a row without one is left out; the shares
+    are the groups' fractions of the targets."""
+    examples = [names[i] for i in range(21)] + [(names[0][0], torch.zeros_like(names[0][1]))]
+    x, y = torch.stack([e[0] for e in examples]), torch.stack([e[1] for e in examples])
+    groups = split_by_length(x, y, 4)
+    assert len(groups) == 4 and sum(g[0].size(0) for g in groups) == 21
+    seen = []
+    for x_g, y_g, share in groups:
+        assert y_g[:, -1].ne(0).any()  # the last column holds a target: nothing more could be cut
+        assert share == pytest.approx(int(y_g.ne(0).sum()) / int(y.ne(0).sum()))
+        for row_x, row_y in zip(x_g, y_g):
+            matches = [i for i in range(len(examples))
+                       if torch.equal(x[i, :len(row_x)], row_x) and torch.equal(y[i, :len(row_y)], row_y)
+                       and not y[i, len(row_y):].any()]
+            assert matches
+            seen.append(matches[0])
+    assert sorted(seen) == list(range(21))
+    assert sum(g[2] for g in groups) == pytest.approx(1.0)
+    widths = [g[0].size(1) for g in groups]
+    assert widths == sorted(widths, reverse=True)
+
+
+@pytest.mark.parametrize("groups", [1, 3, 8])
+def test_length_groups_give_the_whole_batch_loss_and_gradients(names, tiny_config, groups):
+    """sum_g share_g * loss_g and its gradients equal the whole batch's, within 1e-5."""
+    examples = [names[i] for i in range(24)]
+    losses, gradients = [], []
+    for trim in (False, True):
+        torch.manual_seed(0)
+        model = spread_weights(GPT(tiny_config(len(names.stoi), 64, n_layer=2)), scale=0.1)
+        trainer = cpu_trainer(model, trim_padding=trim, length_groups=groups)
+        batch, positions = trainer.collate(examples)
+        assert positions == 24 * 63
+        assert len(batch) == (groups if trim else 1)
+        losses.append(trainer.batch_loss(batch, True))
+        gradients.append([p.grad for p in model.parameters()])
+    torch.testing.assert_close(losses[1], losses[0], **EXACT)
+    for cut, whole in zip(gradients[1], gradients[0]):
+        torch.testing.assert_close(cut, whole, **EXACT)
+
+
+class LossRecorder:
+    """A writer that keeps every train/loss value."""
+
+    def __init__(self):
+        self.losses = []
+
+    def add_scalar(self, tag, value, step):
+        if tag == 'train/loss':
+            self.losses.append(value)
+
+
+def short_run(dataset, tiny_config, seeded_random, vocab_size, **settings):
+    """Two epochs of batches of 8 from the same seeds; returns the trainer, its per-step losses and the model."""
+    recorder = LossRecorder()
+    torch.manual_seed(3)
+    model = GPT(tiny_config(vocab_size, 64, n_layer=2))
+    config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=3e-3, lr_decay=True, warmup_tokens=1000,
+                           final_tokens=6000, device="cpu", log_every=1, writer=recorder, **settings)
+    trainer = Trainer(model, dataset, None, config)
+    with seeded_random(5):
+        trainer.train()
+    return trainer, recorder.losses, model
+
+
+@pytest.mark.parametrize("kind", ["names", "pretraining"])
+def test_cut_batches_train_as_whole_batches(kind, names, pretraining, tiny_config, seeded_random):
+    """A short run (2 epochs of 36 examples, batches of 8, warmup then cosine) with batches cut into length
+    groups and with whole batches: the same lr_history and token count exactly, the same loss at
+    every step within 1e-5 and the same weights at the end within 1e-5."""
+    dataset = torch.utils.data.Subset(names if kind == "names" else pretraining, range(36))
+    runs = [short_run(dataset, tiny_config, seeded_random, len(names.stoi), trim_padding=trim, length_groups=4)
+            for trim in (False, True)]
+    (whole, whole_losses, whole_model), (cut, cut_losses, cut_model) = runs
+    assert whole.step == cut.step == 10
+    assert cut.tokens == whole.tokens == 72 * 63
+    assert cut.lr_history == whole.lr_history
+    assert len(set(whole.lr_history)) == 10 and whole.lr_history[0] < whole.lr_history[1]  # warmup, then cosine
+    assert cut_losses == pytest.approx(whole_losses, abs=1e-5)
+    assert whole_losses[-1] < whole_losses[0]  # it learned
+    for p, q in zip(cut_model.parameters(), whole_model.parameters()):
+        torch.testing.assert_close(p, q, **EXACT)
+
+
+def test_fused_adamw_trains_as_the_default_adamw(names, tiny_config, seeded_random):
+    """The same short run with fused and with PyTorch's default AdamW: losses within 1e-5 at
+    every step, weights within 1e-5 at the end (the kernels round differently)."""
+    runs = {fused: short_run(torch.utils.data.Subset(names, range(36)), tiny_config, seeded_random,
+                             len(names.stoi), fused_adamw=fused) for fused in (False, True)}
+    assert runs[True][0].optimizer.defaults['fused'] is True
+    assert not runs[False][0].optimizer.defaults['fused']
+    assert runs[True][1] == pytest.approx(runs[False][1], abs=1e-5)
+    for p, q in zip(runs[True][2].parameters(), runs[False][2].parameters()):
+        torch.testing.assert_close(p, q, **EXACT)
+
+
+def test_loader_workers_train_as_the_main_process(names, tiny_config, seeded_random):
+    """Two persistent DataLoader workers cutting the batches into length groups give the run of
+    collating in the main process: the same lr_history over both epochs, the same losses over
+    the first (the second epoch's shuffle differs: a persistent loader draws no new worker seed
+    from torch's generator before it, so the sampler draws another order)."""
+    runs = [short_run(torch.utils.data.Subset(names, range(36)), tiny_config, seeded_random, len(names.stoi),
+                      num_workers=workers) for workers in (0, 2)]
+    assert runs[1][0].step == runs[0][0].step == 10
+    assert runs[1][0].lr_history == runs[0][0].lr_history
+    assert runs[1][1][:5] == pytest.approx(runs[0][1][:5], abs=1e-6)
+
+
+# ---------------------------------------------------------------- CUDA switches, on this CPU
+
+def steps_at_precision(names, tiny_config, precision, steps=3, **settings):
+    """Losses of `steps` steps on one batch from the same weights, and the dtype the head computed in."""
+    torch.manual_seed(0)
+    model = GPT(tiny_config(len(names.stoi), 64, n_layer=2))
+    seen = []
+    model.head.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
+    trainer = cpu_trainer(model, precision=precision, **settings)
+    model.train()
+    batch = trainer.collate([names[i] for i in range(16)])
+    return [float(trainer.train_step(*batch)) for _ in range(steps)], seen[0], trainer
+
+
+@pytest.mark.parametrize("precision, dtype", [("bf16", torch.bfloat16), ("fp16", torch.float16)])
+def test_autocast_training_steps_run_on_cpu(names, tiny_config, precision, dtype):
+    """bf16 autocast, and fp16 autocast with a grad scaler, train on the CPU: the head computes in
+    the half dtype, the losses are finite and within 2% of fp32's at each of 3 steps."""
+    exact, exact_dtype, _ = steps_at_precision(names, tiny_config, "fp32")
+    try:
+        half, half_dtype, trainer = steps_at_precision(names, tiny_config, precision)
+    except RuntimeError as error:  # an older PyTorch without this autocast on CPU
+        pytest.skip(f"{precision} autocast does not run on this CPU build: {error}")
+    assert exact_dtype == torch.float32 and half_dtype == dtype
+    assert trainer.scaler.is_enabled() == (precision == "fp16")
+    assert all(math.isfinite(loss) for loss in half)
+    assert half == pytest.approx(exact, rel=0.02)
+    assert half[-1] < half[0]
+
+
+def test_compiled_model_trains_as_the_eager_one(names, tiny_config):
+    """TrainerConfig(compile=True) on a one-layer model with whole batches (one shape, one
+    compilation, about 10-20 s here): the same losses as eager within 1e-5."""
+    settings = dict(trim_padding=False)
+    eager, _, _ = steps_at_precision(names, tiny_config, "fp32", steps=2, **settings)
+    try:
+        compiled, _, trainer = steps_at_precision(names, tiny_config, "fp32", steps=2, compile=True, **settings)
+    except RuntimeError as error:  # torch.compile's errors: no C++ compiler, an unsupported platform
+        pytest.skip(f"torch.compile does not work here: {type(error).__name__}: {error}")
+    assert trainer.step_model is not trainer.model
+    assert compiled == pytest.approx(eager, abs=1e-5)
+
+
+# ---------------------------------------------------------------- decoding
+
+SHORT_QUESTIONS = ["Where was Ada born?", "Who?", "Where was Lior Szabo born?"]  # prompts below 12 latents too
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def trained(request, names, tiny_config):
+    """A tiny model of each variant trained for a few seconds on the 200 questions (block 64, so
+    that the longest prompts need the plain path's cropping; perceiver latents m = 30, so that
+    prompts end below and above m)."""
+    extra = dict(perceiver=True, bottleneck_dim=30) if request.param == "perceiver" else {}
+    torch.manual_seed(0)
+    model = GPT(tiny_config(len(names.stoi), 64, n_layer=4, **extra))
+    config = TrainerConfig(max_epochs=6, batch_size=32, learning_rate=1e-2, device="cpu")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    Trainer(model, names, None, config).train()
+    torch.set_num_threads(threads)
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def questions(corpus):
+    lines = corpus.questions.splitlines()
+    return SHORT_QUESTIONS + [line.split("\t")[0] for line in lines[::4]]
+
+
+def test_batched_cached_predictions_equal_the_one_at_a_time_loop(trained, questions, names):
+    """predict_places gives predict_places_plain's predictions, character for character, in
+    batches of 7 (rows stop and are dropped at different steps), all in one batch, and all in
+    one batch running all 32 steps. The
+    predictions are not trivial: several distinct ones, most closed by a MASK; and both the
+    cached path and the cropping fallback are used."""
+    plain = predict_places_plain(trained, questions, names, "cpu")
+    assert len(set(plain)) >= 5
+    assert sum(len(p) < ANSWER_STEPS for p in plain) >= 0.9 * len(plain)
+    lengths = [len(q) + 1 + ANSWER_STEPS - 1 for q in questions]
+    assert min(lengths) <= 64 < max(lengths)
+    for batch_size, stop_at_mask in ((7, True), (256, True), (256, False)):
+        assert predict_places(trained, questions, names, "cpu", batch_size, stop_at_mask) == plain
+
+
+def prompts_of(questions, dataset, block_size):
+    prompts = [[dataset.stoi[c] for c in q + dataset.MASK_CHAR] for q in questions]
+    return [p for p in prompts if len(p) + ANSWER_STEPS - 1 <= block_size]
+
+
+def test_greedy_decode_writes_what_sample_writes(trained, questions, names):
+    """Without a stop token every row runs all 32 steps: the same ids as utils.sample, greedy."""
+    prompts = prompts_of(questions, names, 64)[:24]
+    expected = [sample(trained, torch.tensor([p]), ANSWER_STEPS)[0].tolist() for p in prompts]
+    assert greedy_decode(trained, prompts, ANSWER_STEPS) == expected
+
+
+def test_cached_logits_equal_the_full_forward_at_every_position(trained, questions, names):
+    """Prefill then one token at a time: at each row's every position, the cache's logits are
+    the model's full-sequence logits within 1e-5."""
+    prompts = prompts_of(questions, names, 64)[:12]
+    completions = [sample(trained, torch.tensor([p]), ANSWER_STEPS)[0] for p in prompts]
+    lengths = torch.tensor([len(p) for p in prompts])
+    idx = torch.zeros(len(prompts), int(lengths.max()), dtype=torch.long)
+    for row, p in enumerate(prompts):
+        idx[row, :len(p)] = torch.tensor(p)
+    with torch.no_grad():
+        full = [trained(c[None, :-1])[0][0] for c in completions]  # (T, vocab) each: every position that is fed
+        cache = (PerceiverCache if trained.perceiver else VanillaCache)(trained, lengths, ANSWER_STEPS)
+        logits = cache.prefill(idx)
+        for step in range(ANSWER_STEPS):
+            expected = torch.stack([f[len(p) - 1 + step] for f, p in zip(full, prompts)])
+            torch.testing.assert_close(logits, expected, **EXACT)
+            if step < ANSWER_STEPS - 1:
+                logits = cache.step(torch.stack([c[len(p) + step] for c, p in zip(completions, prompts)]))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_argmax_ties_break_as_topk_does(tiny_config, variant, names):
+    """A model whose two tokens always have exactly the highest logit (ln_f writes a constant,
+    and their head rows are equal): every step is a tie, and the cached decoder picks the
+    token sample's torch.topk picks, in every row of a batch."""
+    torch.manual_seed(0)
+    model = GPT(tiny_config(len(names.stoi), 64, n_layer=3, **VARIANTS[variant])).eval()
+    direction = torch.randn(model.ln_f.bias.shape)
+    with torch.no_grad():
+        model.ln_f.weight.zero_()
+        model.ln_f.bias.copy_(direction)
+        model.head.weight[[5, 9]] = direction / direction.norm() ** 2 * 10
+        top = model(torch.tensor([[3, 4]]))[0][0, -1]
+    assert top[5] == top[9] == top.max()
+    prompts = [[3] * n for n in (1, 4, 15, 20)]
+    expected = [sample(model, torch.tensor([p]), 5)[0].tolist() for p in prompts]
+    assert greedy_decode(model, prompts, 5) == expected
+    assert set(itertools.chain.from_iterable(e[len(p):] for e, p in zip(expected, prompts))) <= {5, 9}
