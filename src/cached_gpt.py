@@ -224,6 +224,12 @@ class PerceiverCache:
         return self.up_row(x, positions)
 
 
+class CacheMismatch(Exception):
+    """The cache's logits differ from the model's own forward: the model's
+    blocks are not the ones this file computes (say, a student's perceiver
+    with other layer names or another LayerNorm placement)."""
+
+
 def greedy_next(logits):
     """The most likely next token (B,), chosen as sample(sample=False) does: softmax, then topk."""
     _, ix = torch.topk(F.softmax(logits, dim=-1), k=1, dim=-1)
@@ -240,6 +246,7 @@ def greedy_decode(model, prompts, steps, stop=None):
     With a `stop` token id, a row ends at the first `stop` it generates (what
     it would write after that cannot change what comes before), and rows
     that ended are dropped from the batch once they are a quarter of it.
+    Raises CacheMismatch when the cache's first logits are not the model's.
     """
     model.eval()
     device = model.pos_emb.device
@@ -254,7 +261,10 @@ def greedy_decode(model, prompts, steps, stop=None):
     ends = torch.full((len(prompts),), steps, device=device)  # how many generated tokens each row keeps
     rows = torch.arange(len(prompts), device=device)  # the prompt of each row of the cache
     done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
-    logits = cache.prefill(idx)
+    logits = cache.prefill(idx)  # (B, vocab)
+    full = model(idx)[0][torch.arange(len(prompts), device=device), lengths - 1]  # (B, vocab): right padding is causal-safe
+    if not torch.allclose(logits, full, rtol=1e-4, atol=1e-4):
+        raise CacheMismatch("cached logits differ from the model's forward")
     for step in range(steps):
         tokens = greedy_next(logits)  # (B_alive,)
         generated[rows, step] = tokens

@@ -14,7 +14,7 @@ a key/value cache (cached_gpt.py) and gives the same predictions.
 import torch
 from tqdm import tqdm
 
-from cached_gpt import greedy_decode
+from cached_gpt import CacheMismatch, greedy_decode
 from submission.utils import sample
 
 ANSWER_STEPS = 32
@@ -46,8 +46,10 @@ def predict_places(model, questions, dataset, device, batch_size=128, stop_at_ma
     that holds a MASK itself has its prediction inside the prompt); without,
     every row runs all 32 steps as sample does. A prompt too long to decode
     without cropping the context (length + 31 > block_size) goes through
-    predict_places_plain, which crops as sample does. The predictions are
-    those of predict_places_plain, in the questions' order.
+    predict_places_plain, which crops as sample does, and so does every
+    remaining question when the cache's logits differ from the model's own
+    forward (a model whose blocks are not the reference's). The predictions
+    are those of predict_places_plain, in the questions' order.
     """
     model.eval()
     stop = dataset.stoi[dataset.MASK_CHAR] if stop_at_mask else None
@@ -58,12 +60,16 @@ def predict_places(model, questions, dataset, device, batch_size=128, stop_at_ma
     with tqdm(total=len(questions), desc="predicting") as bar:
         for start in range(0, len(order), batch_size):
             rows = order[start:start + batch_size]
-            completions = greedy_decode(model, [prompts[i] for i in rows], ANSWER_STEPS, stop=stop)
+            try:
+                completions = greedy_decode(model, [prompts[i] for i in rows], ANSWER_STEPS, stop=stop)
+            except CacheMismatch:
+                fits = [False] * len(prompts)  # this model's blocks are not the cache's: answer with sample
+                break
             for i, completion in zip(rows, completions):
                 predictions[i] = prediction_from_completion(''.join(dataset.itos[c] for c in completion),
                                                             dataset.MASK_CHAR)
             bar.update(len(rows))
-        long_rows = [i for i in range(len(questions)) if not fits[i]]
+        long_rows = [i for i in range(len(questions)) if predictions[i] is None]
         if long_rows:
             cropped = predict_places_plain(model, [questions[i] for i in long_rows], dataset, device)
             for i, prediction in zip(long_rows, cropped):

@@ -6,13 +6,15 @@ time loop; and the CUDA switches (bf16 and fp16 autocast, torch.compile) run
 on this CPU.
 """
 
+import copy
 import itertools
 import math
+import types
 
 import pytest
 import torch
 
-from cached_gpt import PerceiverCache, VanillaCache, greedy_decode
+from cached_gpt import CacheMismatch, PerceiverCache, VanillaCache, greedy_decode
 from decoding import ANSWER_STEPS, predict_places, predict_places_plain
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission.attention import CausalCrossAttention, CausalSelfAttention
@@ -323,6 +325,26 @@ def test_batched_cached_predictions_equal_the_one_at_a_time_loop(trained, questi
     assert min(lengths) <= 64 < max(lengths)
     for batch_size, stop_at_mask in ((7, True), (256, True), (256, False)):
         assert predict_places(trained, questions, names, "cpu", batch_size, stop_at_mask) == plain
+
+
+def up_block_without_layernorm_on_latents(self, y, x_input):
+    """A perceiver up block as a student might write it: keys and values from y itself, not ln1(y)."""
+    x = x_input + self.attn(y, x_input)
+    return x + self.mlp(self.ln2(x))
+
+
+def test_a_perceiver_unlike_the_cache_is_answered_by_the_plain_loop(trained, questions, names):
+    """When a perceiver's blocks compute something other than what the cache computes, the
+    cached decoder refuses (CacheMismatch) and predict_places gives the plain loop's predictions."""
+    if not trained.perceiver:
+        pytest.skip("the vanilla blocks are the provided code, not a student's")
+    other = copy.deepcopy(trained)
+    other.up_block.forward = types.MethodType(up_block_without_layernorm_on_latents, other.up_block)
+    prompts = prompts_of(questions, names, 64)[:8]
+    with pytest.raises(CacheMismatch):
+        greedy_decode(other, prompts, ANSWER_STEPS)
+    some = questions[:12]
+    assert predict_places(other, some, names, "cpu") == predict_places_plain(other, some, names, "cpu")
 
 
 def prompts_of(questions, dataset, block_size):
