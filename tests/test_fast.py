@@ -18,7 +18,7 @@ from cached_gpt import CacheMismatch, PerceiverCache, VanillaCache, greedy_decod
 from decoding import ANSWER_STEPS, predict_places, predict_places_plain
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission.attention import CausalCrossAttention, CausalSelfAttention
-from submission.trainer import split_by_length
+from submission.trainer import default_length_groups, split_by_length
 from submission.utils import sample
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -154,6 +154,17 @@ def test_length_groups_partition_the_rows_and_cut_each_after_its_last_target(nam
     assert sum(g[2] for g in groups) == pytest.approx(1.0)
     widths = [g[0].size(1) for g in groups]
     assert widths == sorted(widths, reverse=True)
+
+
+@pytest.mark.parametrize("batch_size, groups", [(1, 1), (31, 1), (32, 2), (64, 4), (128, 8), (512, 8)])
+def test_default_length_groups_hold_about_16_rows_on_a_cpu_and_all_rows_on_a_gpu(tiny_config, batch_size, groups):
+    assert default_length_groups(torch.device("cpu"), batch_size) == groups
+    assert default_length_groups(torch.device("cuda"), batch_size) == 1
+    assert default_length_groups(torch.device("mps"), batch_size) == 1
+    model = GPT(tiny_config(VOCAB, BLOCK))
+    trainer = Trainer(model, None, None, TrainerConfig(device="cpu", batch_size=batch_size))
+    trainer.setup()
+    assert trainer.collate.keywords["groups"] == groups
 
 
 @pytest.mark.parametrize("groups", [1, 3, 8])

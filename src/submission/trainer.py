@@ -55,7 +55,7 @@ class TrainerConfig:
     precision = 'auto'  # 'auto' (bf16/fp16 on cuda, fp32 elsewhere), 'fp32', 'bf16' or 'fp16'
     compile = False  # torch.compile the model
     trim_padding = True  # cut all-PAD tail columns of each batch
-    length_groups = None  # groups of similar-length rows per batch (with trim_padding); None: 1 on a GPU, 8 on a CPU
+    length_groups = None  # groups of similar-length rows per batch (with trim_padding); None: see default_length_groups
     fused_adamw = True  # the fused AdamW kernel on cuda and cpu; False: PyTorch's default AdamW
     log_every = 10  # steps between reading the loss back for the bar and the writer
 
@@ -127,6 +127,15 @@ def collate_batch(examples, trim_padding, groups):
     return split_by_length(x, y, groups), positions
 
 
+def default_length_groups(device, batch_size):
+    """One group on a GPU, where a step's time hardly depends on the width; on
+    a CPU about 16 rows a group, at most 8 groups (smaller groups cost more in
+    per-call overhead than they save in padding)."""
+    if device.type in ('cuda', 'mps'):
+        return 1
+    return max(1, min(8, batch_size // 16))
+
+
 def autocast_dtype(device, precision):
     """The dtype to autocast to on `device` for a precision setting; None for fp32."""
     if precision == 'auto':
@@ -177,7 +186,7 @@ class Trainer:
         fused = config.fused_adamw and self.device.type in ('cuda', 'cpu')
         self.optimizer = torch.optim.AdamW(optimizer_groups(self.model, config.weight_decay),
                                            lr=config.learning_rate, betas=config.betas, fused=fused)
-        groups = config.length_groups or (1 if self.device.type in ('cuda', 'mps') else 8)
+        groups = config.length_groups or default_length_groups(self.device, config.batch_size)
         self.collate = functools.partial(collate_batch, trim_padding=config.trim_padding, groups=groups)
 
     def loader(self, dataset, shuffle):

@@ -1,0 +1,75 @@
+"""
+The demo (src/demo.py, ./run.sh demo) in its reduced --quick form: a seeded
+run on a small world where pretraining must beat finetuning alone on the
+held-out people, and the printed table that reports it.
+"""
+
+import re
+
+import pytest
+import torch
+
+import demo
+from worldgen import make_world
+
+RUNS = ('always "', 'finetuned without pretraining', 'pretrained, then finetuned')
+ROW = re.compile(r"^\| (.+?) \| (\d+\.\d)% \((\d+)/(\d+)\) \| (\d+\.\d)% \((\d+)/(\d+)\) \|")
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """(rows, table, world folder) of a `demo.py --quick` run on two threads (the
+    numbers depend on the thread count, so it is fixed)."""
+    world_dir = tmp_path_factory.mktemp("demo_world")
+    args = demo.parse_args(["--quick", "--threads", "2", "--out_dir", str(world_dir)])
+    threads = torch.get_num_threads()
+    try:
+        rows, world_minutes = demo.run_demo(args, str(world_dir))
+    finally:
+        torch.set_num_threads(threads)
+    return rows, demo.format_table(rows, world_minutes), world_dir
+
+
+def test_quick_options_override_defaults_and_explicit_options_override_quick():
+    quick = demo.parse_args(["--quick"])
+    for name, value in demo.QUICK.items():
+        assert getattr(quick, name) == value, name
+    assert quick.finetune_lr == demo.DEFAULTS["finetune_lr"]
+    full = demo.parse_args([])
+    for name, value in demo.DEFAULTS.items():
+        assert getattr(full, name) == value, name
+    assert demo.parse_args(["--quick", "--n_embd", "48"]).n_embd == 48
+
+
+def test_pretraining_beats_finetuning_alone_on_held_out_people(quick_run):
+    rows, _, _ = quick_run
+    baseline, scratch, pretrained = rows
+    assert pretrained.dev[0] > scratch.dev[0], rows
+    assert pretrained.dev[0] > baseline.dev[0], rows
+    assert pretrained.dev[1] == scratch.dev[1] == demo.QUICK["dev_people"]
+
+
+def test_table_has_every_run_with_its_accuracies_and_minutes(quick_run):
+    rows, table, _ = quick_run
+    lines = [line for line in table.splitlines() if ROW.match(line)]
+    assert len(lines) == len(RUNS) == len(rows)
+    for line, run, row in zip(lines, RUNS, rows):
+        name, dev_pct, dev_correct, dev_total, _, train_correct, train_total = ROW.match(line).groups()
+        assert name.startswith(run)
+        assert (int(dev_correct), int(dev_total)) == row.dev
+        assert (int(train_correct), int(train_total)) == row.train
+        assert float(dev_pct) == round(100 * row.dev[0] / row.dev[1], 1)
+    baseline_cells, scratch_cells, pretrained_cells = (line.split("|")[4:7] for line in lines)
+    assert [cell.strip() for cell in baseline_cells] == ["-", "-", "-"]
+    assert scratch_cells[0].strip() == "-" and all(float(cell) >= 0 for cell in scratch_cells[1:])
+    assert float(pretrained_cells[0]) > 0 and all(float(cell) >= 0 for cell in pretrained_cells[1:])
+    assert re.search(r"^total: \d+\.\d minutes", table, re.MULTILINE)
+
+
+def test_world_is_the_seeded_short_world_of_the_options(quick_run):
+    _, _, world_dir = quick_run
+    quick = demo.parse_args(["--quick"])
+    expected = make_world(0, n_train=quick.train_people, n_dev=quick.dev_people, n_test=0,
+                          paraphrases=quick.paraphrases, style="short", name_from_birth_country=quick.name_link)
+    for name, text in expected.items():
+        assert (world_dir / name).read_text(encoding="ascii") == text, name
