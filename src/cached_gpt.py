@@ -54,6 +54,14 @@ def attend_cached(attn, q, k_cache, v_cache, positions):
     return attn.proj(y.transpose(1, 2).reshape(B, n, nh * hs))
 
 
+def shared_prefix(idx, lengths):
+    """How many leading columns of idx (B, W) are the same in every row and
+    inside every prompt, short of each prompt's last token."""
+    same = (idx == idx[:1]).all(dim=0)  # (W,)
+    inside = torch.arange(idx.size(1), device=idx.device) < int(lengths.min()) - 1
+    return int((~(same & inside)).nonzero()[0])  # column W - 1 is never inside
+
+
 class KVCache:
     """The keys and values (B, nh, S, hs) of one attention layer, zeros where none was written yet."""
 
@@ -114,19 +122,33 @@ class VanillaCache:
 
     def prefill(self, idx):
         """The prompts idx (B, W), right-padded, enter the cache; returns the
-        logits (B, vocab) after each row's last prompt token. The last block
-        computes only those rows' queries."""
+        logits (B, vocab) after each row's last prompt token. The first P
+        positions, equal in every row ("Where was "), are computed once and
+        their keys and values copied to every row; the last block computes
+        only the rows' last queries."""
         model, B, W = self.model, idx.size(0), self.width
-        every, last = torch.arange(B, device=idx.device), self.lengths - 1
-        x = model.tok_emb(idx) + model.pos_emb[:, :W]  # (B, W, d)
-        positions = torch.arange(W, device=idx.device).expand(B, W)
+        shared = shared_prefix(idx, self.lengths)  # P
+        prefix_positions = torch.arange(shared, device=idx.device)[None]  # (1, P)
+        own = torch.arange(shared, W, device=idx.device).expand(B, W - shared)  # (B, W - P)
+        last = (self.lengths - 1)[:, None]  # (B, 1)
+        x = model.tok_emb(idx[:, shared:]) + model.pos_emb[:, shared:W]  # (B, W - P, d)
+        prefix = model.tok_emb(idx[:1, :shared]) + model.pos_emb[:, :shared]  # (1, P, d)
         for number, (block, cache) in enumerate(zip(model.blocks, self.caches)):
-            attn, h = block.attn, block.ln1(x)
-            k, v = attn.heads(attn.key, h), attn.heads(attn.value, h)  # (B, nh, W, hs)
-            cache.k[:, :, :W], cache.v[:, :, :W] = k, v
+            attn = block.attn
+            if shared:
+                h = block.ln1(prefix)
+                cache.k[:, :, :shared], cache.v[:, :, :shared] = attn.heads(attn.key, h), attn.heads(attn.value, h)
+                if number < len(self.caches) - 1:  # the next block needs the prefix's output
+                    prefix = prefix + attend_cached(attn, attn.heads(attn.query, h), cache.k[:1], cache.v[:1],
+                                                    prefix_positions)
+                    prefix = prefix + block.mlp(block.ln2(prefix))
+            h = block.ln1(x)
+            cache.k[:, :, shared:W], cache.v[:, :, shared:W] = attn.heads(attn.key, h), attn.heads(attn.value, h)
+            positions = own
             if number == len(self.caches) - 1:
-                x, h, positions = x[every, last][:, None], h[every, last][:, None], last[:, None]
-            x = x + attend_cached(attn, attn.heads(attn.query, h), k, v, positions)
+                rows = torch.arange(B, device=idx.device)[:, None]
+                x, h, positions = x[rows, last - shared], h[rows, last - shared], last
+            x = x + attend_cached(attn, attn.heads(attn.query, h), cache.k, cache.v, positions)
             x = x + block.mlp(block.ln2(x))
         return model.head(model.ln_f(x[:, 0]))
 

@@ -14,7 +14,7 @@ import types
 import pytest
 import torch
 
-from cached_gpt import CacheMismatch, PerceiverCache, VanillaCache, greedy_decode
+from cached_gpt import CacheMismatch, PerceiverCache, VanillaCache, greedy_decode, shared_prefix
 from decoding import ANSWER_STEPS, predict_places, predict_places_plain
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission.attention import CausalCrossAttention, CausalSelfAttention
@@ -388,6 +388,32 @@ def test_cached_logits_equal_the_full_forward_at_every_position(trained, questio
             torch.testing.assert_close(logits, expected, **EXACT)
             if step < ANSWER_STEPS - 1:
                 logits = cache.step(torch.stack([c[len(p) + step] for c, p in zip(completions, prompts)]))
+
+
+def test_shared_prefix_stops_at_the_first_difference_and_before_the_shortest_prompts_last_token():
+    idx = torch.tensor([[5, 6, 7, 8, 9], [5, 6, 7, 8, 0], [5, 6, 7, 1, 0]])
+    assert shared_prefix(idx, torch.tensor([5, 4, 4])) == 3
+    assert shared_prefix(idx[:2], torch.tensor([5, 4])) == 3  # position 3 is the last token of row 1
+    assert shared_prefix(idx[:1], torch.tensor([5])) == 4
+    assert shared_prefix(idx, torch.tensor([5, 4, 1])) == 0
+
+
+def test_prompts_with_a_common_start_prefill_as_the_full_forward(trained, questions, names):
+    """Questions that all start "Where was " (computed once for the batch) and the same
+    questions after "Who?" (nothing shared): the prefill's logits are the model's at each
+    row's last prompt position."""
+    start = [names.stoi[c] for c in "Where was "]
+    prompts = [p for p in prompts_of(questions, names, 64) if p[:len(start)] == start]
+    assert len(prompts) >= 8
+    for batch in (prompts[:8], prompts_of(["Who?"], names, 64) + prompts[:8]):
+        lengths = torch.tensor([len(p) for p in batch])
+        idx = torch.zeros(len(batch), int(lengths.max()), dtype=torch.long)
+        for row, p in enumerate(batch):
+            idx[row, :len(p)] = torch.tensor(p)
+        with torch.no_grad():
+            expected = trained(idx)[0][torch.arange(len(batch)), lengths - 1]
+            cache = (PerceiverCache if trained.perceiver else VanillaCache)(trained, lengths, ANSWER_STEPS)
+            torch.testing.assert_close(cache.prefill(idx), expected, **EXACT)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
