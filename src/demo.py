@@ -93,10 +93,14 @@ def parse_args(argv=None):
     return args
 
 
-def read_labelled(path):
-    """[(question, place)] of a 'question<TAB>place' file."""
-    with open(path, encoding='utf-8') as f:
-        return [tuple(line.rstrip('\n').split('\t')) for line in f if line.strip()]
+def read(world_dir, name):
+    with open(os.path.join(world_dir, name), encoding='utf-8') as f:
+        return f.read()
+
+
+def labelled(text):
+    """[(question, place)] of the text of a 'question<TAB>place' file."""
+    return [tuple(line.split('\t')) for line in text.splitlines() if line.strip()]
 
 
 class Phase:
@@ -137,14 +141,14 @@ def finetune(args, model, questions, epochs):
     Trainer(model, questions, None, config).train()
 
 
-def score(model, labelled, corpus, device):
-    """(correct, total) of the model's greedy answers to the labelled questions."""
-    predictions = predict_places(model, [q for q, _ in labelled], corpus, device)
-    return sum(p == place for p, (_, place) in zip(predictions, labelled)), len(labelled)
+def score(model, pairs, corpus, device):
+    """(correct, total) of the model's greedy answers to the (question, place) pairs."""
+    predictions = predict_places(model, [q for q, _ in pairs], corpus, device)
+    return sum(p == place for p, (_, place) in zip(predictions, pairs)), len(pairs)
 
 
-def constant_score(place, labelled):
-    return sum(answer == place for _, answer in labelled), len(labelled)
+def constant_score(place, pairs):
+    return sum(answer == place for _, answer in pairs), len(pairs)
 
 
 def run_demo(args, world_dir):
@@ -154,12 +158,10 @@ def run_demo(args, world_dir):
     with Phase(minutes, 'world'):
         write_world(world_dir, seed=args.seed, n_train=args.train_people, n_dev=args.dev_people, n_test=0,
                     paraphrases=args.paraphrases, style='short', name_from_birth_country=args.name_link)
-        with open(os.path.join(world_dir, 'wiki.txt'), encoding='utf-8') as f:
-            corpus = CharCorruptionDataset(f.read(), args.block_size)
-        with open(os.path.join(world_dir, 'birth_places_train.tsv'), encoding='utf-8') as f:
-            questions = NameDataset(f.read(), corpus)
-        train = read_labelled(os.path.join(world_dir, 'birth_places_train.tsv'))
-        dev = read_labelled(os.path.join(world_dir, 'birth_dev.tsv'))
+        corpus = CharCorruptionDataset(read(world_dir, 'wiki.txt'), args.block_size)
+        train_text = read(world_dir, 'birth_places_train.tsv')
+        questions = NameDataset(train_text, corpus)
+        train, dev = labelled(train_text), labelled(read(world_dir, 'birth_dev.tsv'))
 
     top_place, _ = Counter(place for _, place in train).most_common(1)[0]
     rows = [Row(f'always "{top_place}" (most frequent training place)',
