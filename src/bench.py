@@ -24,7 +24,8 @@ The plain path against the fast path, side by side in one run on this machine:
 Timings on a shared machine are noisy: compare the ratios of one run. On a
 CPU that other jobs share, --threads 1 avoids the threads waiting for each
 other. Data: --data_dir, else $DATA_DIR, else the course's data next to the
-repository (../shared/data) when present, else ./data.
+repository (../shared/data) when present, else ./data; a folder given that
+lacks wiki.txt, birth_places_train.tsv or birth_dev.tsv is an error.
 """
 
 import argparse
@@ -42,6 +43,7 @@ import torch
 from tqdm import tqdm
 
 from decoding import predict_places, predict_places_plain
+from run import InputError, checked_params
 from submission import CharCorruptionDataset, GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
 from submission.utils import pick_device
 
@@ -54,36 +56,58 @@ PRETRAIN = dict(batch_size=128, learning_rate=6e-3)
 FINETUNE = dict(batch_size=256, learning_rate=6e-4)
 PRETRAIN_EPOCHS = 650
 PARTS = ['train', 'eval', 'data', 'grader']
+DATA_FILES = ('wiki.txt', 'birth_places_train.tsv', 'birth_dev.tsv')
+
+
+def positive(text):
+    """An argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
+
+
+def probability(text):
+    """An argparse type: a dropout probability, 0 <= p < 1."""
+    value = float(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a probability below 1")
+    return value
 
 
 def parse_args():
     p = argparse.ArgumentParser(description="Plain vs fast paths of training and evaluation, side by side.")
     p.add_argument('--data_dir', help="the course's data files (default: $DATA_DIR, ../shared/data, ./data)")
     p.add_argument('--device', default='auto', help="auto (cuda, then mps, then cpu), cpu, cuda, ...")
-    p.add_argument('--threads', type=int, help="torch CPU threads (default: torch's choice)")
-    p.add_argument('--steps', type=int, default=4, help="timed training steps per path and batch (after a warm-up)")
-    p.add_argument('--dropout', type=float, default=0.0,
+    p.add_argument('--threads', type=positive, help="torch CPU threads (default: torch's choice)")
+    p.add_argument('--steps', type=positive, default=8, help="timed training steps per path and batch (after a warm-up)")
+    p.add_argument('--dropout', type=probability, default=0.0,
                    help="dropout of the timed steps (graded: 0.1; with 0 both paths compute the same loss)")
     p.add_argument('--precision', default='fp32', choices=['auto', 'fp32', 'bf16', 'fp16'],
                    help="the fast path's precision (fp32: the same numbers as the plain path)")
     p.add_argument('--compile', action='store_true', help="torch.compile the fast path's model")
-    p.add_argument('--length_groups', type=int, help="the fast path's length groups (default: the trainer's)")
-    p.add_argument('--questions', type=int, default=500, help="dev questions to answer (the first N)")
-    p.add_argument('--eval_batch_size', type=int, default=128, help="questions decoded together by predict_places")
+    p.add_argument('--length_groups', type=positive, help="the fast path's length groups (default: the trainer's)")
+    p.add_argument('--questions', type=positive, default=500, help="dev questions to answer (the first N)")
+    p.add_argument('--eval_batch_size', type=positive, default=128, help="questions decoded together by predict_places")
     p.add_argument('--perceiver', action='store_true', help="also evaluate the perceiver variant")
     p.add_argument('--params', help="trained vanilla parameters to evaluate (default: finetune from random weights)")
-    p.add_argument('--finetune_epochs', type=int, default=1, help="epochs of that finetuning (graded: 75)")
+    p.add_argument('--finetune_epochs', type=positive, default=1, help="epochs of that finetuning (graded: 75)")
     p.add_argument('--parts', nargs='+', default=PARTS, choices=PARTS, help="what to measure (default: all)")
     p.add_argument('--seed', type=int, default=0)
     return p.parse_args()
 
 
 def data_dir(args):
-    """The first folder holding wiki.txt of --data_dir, $DATA_DIR, ../shared/data and ./data."""
-    for folder in (args.data_dir, os.environ.get('DATA_DIR'), COURSE_DATA, os.path.join(ROOT, 'data')):
-        if folder and os.path.isfile(os.path.join(folder, 'wiki.txt')):
+    """--data_dir, else $DATA_DIR (either must hold the course's files), else the first of
+    ../shared/data and ./data that holds wiki.txt."""
+    chosen = args.data_dir or os.environ.get('DATA_DIR')
+    for folder in [chosen] if chosen else [COURSE_DATA, os.path.join(ROOT, 'data')]:
+        missing = [name for name in DATA_FILES if not os.path.isfile(os.path.join(folder, name))]
+        if not missing:
             return folder
-    sys.exit("bench.py: no wiki.txt in --data_dir, $DATA_DIR, ../shared/data or ./data")
+        if chosen:
+            sys.exit(f"bench.py: {folder} has no {', '.join(missing)}; give --data_dir the folder of the data files")
+    sys.exit("bench.py: no data files in ../shared/data or ./data; give --data_dir the folder holding them")
 
 
 def read(folder, name):
@@ -109,8 +133,8 @@ def training_steps(args, device, examples, shape, vocab_size, final_tokens):
     Time the plain and the fast trainer's step on one batch, alternating:
     before every timed step both are put back to the same starting weights
     and optimizer state, so every step computes the same thing (after one
-    warm-up step). Returns the seconds and losses of each path, and the fast
-    path's group shapes.
+    warm-up step). Returns the seconds, losses and kernel share of the CPU
+    time (page faults, mostly) of each path, and the fast path's group shapes.
     """
     set_seed(args.seed)
     fast_model = graded_model(vocab_size, args.dropout)
@@ -125,6 +149,7 @@ def training_steps(args, device, examples, shape, vocab_size, final_tokens):
                                                                length_groups=args.length_groups, **common)),
     }
     seconds = {name: [] for name in trainers}
+    kernel = {name: [0.0, 0.0] for name in trainers}  # system and total CPU seconds
     losses = {name: [] for name in trainers}
     batches, starts = {}, {}
     for name, trainer in trainers.items():
@@ -138,22 +163,34 @@ def training_steps(args, device, examples, shape, vocab_size, final_tokens):
             weights, optimizer_state = starts[name]
             trainer.model.load_state_dict(weights)
             trainer.optimizer.load_state_dict(optimizer_state)
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), os.times()
             loss = trainer.train_step(*batches[name]).item()  # .item() waits for the device
             seconds[name].append(time.perf_counter() - started)
+            done = os.times()
+            kernel[name][0] += done.system - cpu.system
+            kernel[name][1] += done.user - cpu.user + done.system - cpu.system
             losses[name].append(loss)
     groups, _ = batches['fast']
-    return seconds, losses, ' '.join(f"{x.size(0)}x{x.size(1)}" for x, _, _ in groups)
+    shares = {name: system / max(total, 1e-9) for name, (system, total) in kernel.items()}
+    return seconds, losses, shares, ' '.join(f"{x.size(0)}x{x.size(1)}" for x, _, _ in groups)
 
 
-def evaluation_model(args, device, pretraining, finetuning, perceiver):
+def trained_params(args, vocab_size):
+    """The state_dict of --params, checked against the graded vanilla model; exits with one line if unfit."""
+    try:
+        return checked_params(args.params, graded_model(vocab_size, 0.1), 'vanilla', '--params')
+    except InputError as error:
+        sys.exit(f"bench.py: {error}")
+
+
+def evaluation_model(args, device, pretraining, finetuning, perceiver, params):
     """The graded model of a variant: --params (vanilla) if given, else finetuned from random weights
     for --finetune_epochs (one is enough for it to close its answers with a MASK, though shorter
     answers than a fully trained model's: the table shows their length)."""
     set_seed(args.seed)
     model = graded_model(pretraining.vocab_size, 0.1, perceiver=perceiver)
-    if args.params and not perceiver:
-        model.load_state_dict(torch.load(args.params, map_location='cpu', weights_only=True))
+    if params and not perceiver:
+        model.load_state_dict(params)
         return model.to(device), 'trained (--params)'
     config = TrainerConfig(max_epochs=args.finetune_epochs, lr_decay=True, warmup_tokens=512 * 20,
                            final_tokens=200 * len(pretraining) * BLOCK_SIZE, device=device, **FINETUNE)
@@ -205,15 +242,16 @@ def train_rows(args, device, pretraining, finetuning):
     rows, rng = [], random.Random(args.seed)
     for name, dataset, shape in (('pretrain', pretraining, PRETRAIN), ('finetune', finetuning, FINETUNE)):
         random.seed(args.seed)  # the span corruption draws from `random`
-        examples = [dataset[i] for i in rng.sample(range(len(dataset)), shape['batch_size'])]
-        seconds, losses, groups = training_steps(args, device, examples, shape, pretraining.vocab_size,
-                                                 200 * len(pretraining) * BLOCK_SIZE)
+        examples = [dataset[i] for i in rng.sample(range(len(dataset)), min(shape['batch_size'], len(dataset)))]
+        seconds, losses, kernel, groups = training_steps(args, device, examples, shape, pretraining.vocab_size,
+                                                         200 * len(pretraining) * BLOCK_SIZE)
         plain, fast = statistics.median(seconds['plain']), statistics.median(seconds['fast'])
         gap = max(abs(a - b) for a, b in zip(losses['plain'], losses['fast']))
-        rows.append((f"train step s, {name} batch {shape['batch_size']}x{BLOCK_SIZE - 1} (fast: groups {groups})",
+        rows.append((f"train step s, {name} batch {len(examples)}x{BLOCK_SIZE - 1} (fast: groups {groups})",
                      f"{plain:.3f} ({spread(seconds['plain'])})", f"{fast:.3f} ({spread(seconds['fast'])})",
                      plain / fast, f"loss {losses['plain'][0]:.6f} vs {losses['fast'][0]:.6f}, "
-                                   f"max diff {gap:.1e} over {args.steps} steps from the same weights"))
+                                   f"max diff {gap:.1e} over {args.steps} steps from the same weights; "
+                                   f"kernel {kernel['plain']:.0%} of plain's CPU time, {kernel['fast']:.0%} of fast's"))
         if name == 'pretrain':
             pretrain_step = fast
     steps = math.ceil(len(pretraining) / PRETRAIN['batch_size']) * PRETRAIN_EPOCHS
@@ -222,13 +260,13 @@ def train_rows(args, device, pretraining, finetuning):
     return rows
 
 
-def eval_rows(args, device, folder, pretraining, finetuning):
+def eval_rows(args, device, folder, pretraining, finetuning, params):
     """Table rows of the dev-set evaluation, for each variant asked for."""
     rows = []
     dev = [line.split('\t')[0] for line in read(folder, 'birth_dev.tsv').splitlines() if line.strip()]
     questions = dev[:args.questions]
     for perceiver in ((False, True) if args.perceiver else (False,)):
-        model, weights = evaluation_model(args, device, pretraining, finetuning, perceiver)
+        model, weights = evaluation_model(args, device, pretraining, finetuning, perceiver, params)
         seconds, different, answer = evaluation(args, device, model, pretraining, questions)
         what = f"dev eval s, {len(questions)} questions, {'perceiver' if perceiver else 'vanilla'} {weights}"
         for fast, differ, how in zip(seconds[1:], different, ("stop at MASK", "all 32 steps")):
@@ -249,12 +287,13 @@ def main():
           f"load average {load:.2f}, data {folder}")
     pretraining = CharCorruptionDataset(read(folder, 'wiki.txt'), BLOCK_SIZE)
     finetuning = NameDataset(read(folder, 'birth_places_train.tsv'), pretraining)
+    params = trained_params(args, pretraining.vocab_size) if args.params and 'eval' in args.parts else None
 
     rows = []  # (measure, plain, fast, plain/fast or None, check)
     if 'train' in args.parts:
         rows += train_rows(args, device, pretraining, finetuning)
     if 'eval' in args.parts:
-        rows += eval_rows(args, device, folder, pretraining, finetuning)
+        rows += eval_rows(args, device, folder, pretraining, finetuning, params)
     if 'data' in args.parts:
         rows.append(("span-corruption items/s", "", f"{corruption_items_per_second(pretraining):.0f}", None,
                      f"a pretraining step uses {PRETRAIN['batch_size']}"))

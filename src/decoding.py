@@ -14,7 +14,7 @@ a key/value cache (cached_gpt.py) and gives the same predictions.
 import torch
 from tqdm import tqdm
 
-from cached_gpt import CacheMismatch, greedy_decode
+from cached_gpt import CacheUnusable, greedy_decode
 from submission.utils import sample
 
 ANSWER_STEPS = 32
@@ -48,7 +48,8 @@ def predict_places(model, questions, dataset, device, batch_size=128, stop_at_ma
     without cropping the context (length + 31 > block_size) goes through
     predict_places_plain, which crops as sample does, and so does every
     remaining question when the cache's logits differ from the model's own
-    forward (a model whose blocks are not the reference's). The predictions
+    forward (a model whose blocks are not the reference's) or there is no
+    cache for the variant (the starter's perceiver). The predictions
     are those of predict_places_plain, in the questions' order.
     """
     model.eval()
@@ -62,8 +63,8 @@ def predict_places(model, questions, dataset, device, batch_size=128, stop_at_ma
             rows = order[start:start + batch_size]
             try:
                 completions = greedy_decode(model, [prompts[i] for i in rows], ANSWER_STEPS, stop=stop)
-            except CacheMismatch:
-                fits = [False] * len(prompts)  # this model's blocks are not the cache's: answer with sample
+            except CacheUnusable:
+                fits = [False] * len(prompts)  # no cache computes this model: answer with sample
                 break
             for i, completion in zip(rows, completions):
                 predictions[i] = prediction_from_completion(''.join(dataset.itos[c] for c in completion),

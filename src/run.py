@@ -170,9 +170,10 @@ def build_model(args, vocab_size):
     return helper.initialize_perceiver_model(mconf, bottleneck_dim=args.bottleneck_dim)
 
 
-def checked_params(path, model, variant):
-    """The state_dict saved at `path`, after checking that it fits `model` key for key and shape for shape."""
-    need_file(path, '--reading_params_path', "parameters file")
+def checked_params(path, model, variant, option='--reading_params_path'):
+    """The state_dict saved at `path` (given by `option`), after checking that it fits `model` key
+    for key and shape for shape."""
+    need_file(path, option, "parameters file")
     try:
         state = torch.load(path, map_location=torch.device('cpu'), weights_only=True)
     except Exception as error:

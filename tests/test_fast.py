@@ -9,12 +9,14 @@ on this CPU.
 import copy
 import itertools
 import math
+import sys
 import types
 
 import pytest
 import torch
 
-from cached_gpt import CacheMismatch, PerceiverCache, VanillaCache, greedy_decode, shared_prefix
+from cached_gpt import CacheUnusable, VanillaCache, greedy_decode, shared_prefix
+from cached_perceiver import PerceiverCache
 from decoding import ANSWER_STEPS, predict_places, predict_places_plain
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission.attention import CausalCrossAttention, CausalSelfAttention
@@ -346,16 +348,33 @@ def up_block_without_layernorm_on_latents(self, y, x_input):
 
 def test_a_perceiver_unlike_the_cache_is_answered_by_the_plain_loop(trained, questions, names):
     """When a perceiver's blocks compute something other than what the cache computes, the
-    cached decoder refuses (CacheMismatch) and predict_places gives the plain loop's predictions."""
+    cached decoder refuses (CacheUnusable) and predict_places gives the plain loop's predictions."""
     if not trained.perceiver:
         pytest.skip("the vanilla blocks are the provided code, not a student's")
     other = copy.deepcopy(trained)
     other.up_block.forward = types.MethodType(up_block_without_layernorm_on_latents, other.up_block)
     prompts = prompts_of(questions, names, 64)[:8]
-    with pytest.raises(CacheMismatch):
+    with pytest.raises(CacheUnusable):
         greedy_decode(other, prompts, ANSWER_STEPS)
     some = questions[:12]
     assert predict_places(other, some, names, "cpu") == predict_places_plain(other, some, names, "cpu")
+
+
+def test_a_perceiver_without_its_cache_module_is_answered_by_the_plain_loop(trained, questions, names,
+                                                                         monkeypatch):
+    """The student starter has no cached_perceiver.py: greedy_decode refuses a perceiver
+    (CacheUnusable), predict_places answers it with the plain loop, and a vanilla model keeps
+    its cache."""
+    monkeypatch.setitem(sys.modules, "cached_perceiver", None)  # importing it now fails
+    prompts = prompts_of(questions, names, 64)[:8]
+    some = questions[:12]
+    if trained.perceiver:
+        with pytest.raises(CacheUnusable):
+            greedy_decode(trained, prompts, ANSWER_STEPS)
+    else:
+        assert greedy_decode(trained, prompts, ANSWER_STEPS) == [
+            sample(trained, torch.tensor([p]), ANSWER_STEPS)[0].tolist() for p in prompts]
+    assert predict_places(trained, some, names, "cpu") == predict_places_plain(trained, some, names, "cpu")
 
 
 def prompts_of(questions, dataset, block_size):

@@ -7,7 +7,7 @@ What goes in:
     hidden bundle;
   - the entry points: the src/ scripts that run.sh runs, except the
     NEVER_SHIPPED ones (instructors' tools), and the modules of src/ that
-    they or grader.py import (see modules.py);
+    they or grader.py import (see modules.py), except the LEFT_OUT ones;
   - src/submission's .py files with their regions cut (see regions.py), and
     nothing else of it, so no params or predictions;
   - the course data students train and evaluate on (DATA_FILES), without the
@@ -33,6 +33,10 @@ DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test
 # Instructors' tools: the release, benchmarks, and the world generator (which
 # could regenerate the default test labels) with the demo that runs it.
 NEVER_SHIPPED = ("release", "bench", "bench_grader", "worldgen", "demo")
+# Modules the starter leaves out although shipped code imports them, because
+# they give an answer away; the importing code does without them. The
+# perceiver's decoding cache writes out the blocks of part (g).
+LEFT_OUT = ("cached_perceiver",)
 SUBMISSION = "submission"
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
@@ -65,7 +69,9 @@ def starter_sources(repo_dir):
     """The src/ files to copy as they are (paths relative to repo_dir): the scripts and the modules they need."""
     src_dir = os.path.join(repo_dir, "src")
     entry_points = scripts(repo_dir)
-    modules = needed_modules(src_dir, [os.path.join(repo_dir, path) for path in entry_points + ["grader.py"]])
+    modules = [name for name in needed_modules(src_dir, [os.path.join(repo_dir, path)
+                                                         for path in entry_points + ["grader.py"]])
+               if name not in LEFT_OUT]
     shipped_by_mistake = [name for name in modules if name in NEVER_SHIPPED]
     if shipped_by_mistake:
         raise ReleaseError(f"the starter's scripts import {', '.join(shipped_by_mistake)}, "

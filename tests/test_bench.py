@@ -1,0 +1,81 @@
+"""
+The benchmark end to end on a small generated data set: its table reports
+equal losses and equal predictions for the plain and fast paths, and a bad
+data folder or parameters file stops it with one line.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_bench(*args):
+    return subprocess.run([sys.executable, "src/bench.py", *args], cwd=REPO, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory, make_corpus):
+    """300 people: 260 training questions (the finetuning batch is 256) and 40 dev questions."""
+    corpus = make_corpus(seed=5, count=300)
+    folder = tmp_path_factory.mktemp("bench_data")
+    lines = corpus.questions.splitlines(keepends=True)
+    (folder / "wiki.txt").write_text(corpus.wiki, encoding="utf-8")
+    (folder / "birth_places_train.tsv").write_text("".join(lines[:260]), encoding="utf-8")
+    (folder / "birth_dev.tsv").write_text("".join(lines[260:]), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def table(data_dir):
+    """{measure: (plain, fast, ratio, check)} of a short run of every part but the grader's."""
+    done = run_bench("--data_dir", str(data_dir), "--parts", "train", "eval", "data", "--steps", "1",
+                     "--questions", "12", "--threads", "2", "--perceiver")
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line.split(" | ") for line in done.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    return {cells[0][2:]: cells[1:] for cells in rows[1:]}
+
+
+def test_training_steps_compute_the_same_loss_on_both_paths(table):
+    steps = {measure: cells for measure, cells in table.items() if measure.startswith("train step")}
+    assert len(steps) == 2
+    for plain, fast, ratio, check in steps.values():
+        assert float(plain.split()[0]) > 0 and float(fast.split()[0]) > 0 and float(ratio.rstrip("x")) > 0
+        assert float(re.search(r"max diff (\S+) over", check).group(1)) <= 1e-5
+        assert re.search(r"kernel \d+% of plain's CPU time, \d+% of fast's", check)
+
+
+def test_evaluations_give_the_plain_loops_predictions_for_both_variants(table):
+    evaluations = {measure: cells for measure, cells in table.items() if measure.startswith("dev eval")}
+    assert len(evaluations) == 4
+    assert {("perceiver" in m, "stop at MASK" in m) for m in evaluations} == {(False, False), (False, True),
+                                                                              (True, False), (True, True)}
+    for measure, (plain, fast, ratio, check) in evaluations.items():
+        assert "12 questions" in measure
+        assert check.startswith("predictions equal"), (measure, check)
+
+
+def test_span_corruption_rate_is_reported(table):
+    rates = [cells for measure, cells in table.items() if measure.startswith("span-corruption items/s")]
+    assert len(rates) == 1 and float(rates[0][1]) > 0
+
+
+@pytest.mark.parametrize("bad", ["folder", "params"])
+def test_bad_inputs_stop_with_one_line_before_any_timing(data_dir, tmp_path, bad):
+    if bad == "folder":
+        (tmp_path / "wiki.txt").write_text("Ada. Ada was born in Lisbon .\n", encoding="utf-8")
+        done = run_bench("--data_dir", str(tmp_path), "--parts", "data")
+        expected = f"bench.py: {tmp_path} has no birth_places_train.tsv, birth_dev.tsv"
+    else:
+        params = tmp_path / "model.params"
+        params.write_text("not parameters", encoding="utf-8")
+        done = run_bench("--data_dir", str(data_dir), "--parts", "train", "eval", "--params", str(params))
+        expected = f"bench.py: cannot read parameters from {params}"
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and done.stderr.startswith(expected)
+    assert "train step" not in done.stdout
