@@ -22,15 +22,13 @@ def attend(q, k, v, mask, dropout, fused):
     """
     softmax(q k^T / sqrt(hs) masked) v for q (B, nh, Tq, hs), k and v
     (B, nh, Tk, hs), and a boolean mask (Tq, Tk) that is True where a query
-    may look. The fused path calls PyTorch's scaled_dot_product_attention,
-    where mask None stands for the lower triangle cut to [:Tq, :Tk] (SDPA's
-    is_causal, which skips the blocks above it); the written-out path spells
-    the equation out. Both drop attention weights with the probability of
-    the `dropout` module while training.
+    may look. The fused path calls PyTorch's scaled_dot_product_attention;
+    the written-out path spells the equation out. Both drop attention
+    weights with the probability of the `dropout` module while training.
     """
     if fused:
         p = dropout.p if dropout.training else 0.0
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=mask is None)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
     att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))  # (B, nh, Tq, Tk)
     att = att.masked_fill(~mask, float('-inf'))
     att = F.softmax(att, dim=-1)
@@ -71,7 +69,7 @@ class MultiHeadAttention(nn.Module):
     def attend_and_project(self, q, k, v):
         """Equations (1) and (2): q (B, nh, Tq, hs), k and v (B, nh, Tk, hs) -> (B, Tq, d)."""
         B, nh, Tq, hs = q.size()
-        mask = None if self.fused else self.mask[0, 0, :Tq, :k.size(2)].bool()  # (Tq, Tk)
+        mask = self.mask[0, 0, :Tq, :k.size(2)].bool()  # (Tq, Tk)
         y = attend(q, k, v, mask, self.attn_drop, self.fused)  # (B, nh, Tq, hs)
         y = y.transpose(1, 2).contiguous().view(B, Tq, nh * hs)  # re-assemble all head outputs side by side
         return self.resid_drop(self.proj(y))
