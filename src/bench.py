@@ -24,8 +24,8 @@ The plain path against the fast path, side by side in one run on this machine:
 Timings on a shared machine are noisy: compare the ratios of one run. On a
 CPU that other jobs share, --threads 1 avoids the threads waiting for each
 other. Data: --data_dir, else $DATA_DIR, else the course's data next to the
-repository (../shared/data) when present, else ./data; a folder given that
-lacks wiki.txt, birth_places_train.tsv or birth_dev.tsv is an error.
+repository (../shared/data) when it holds wiki.txt, birth_places_train.tsv and
+birth_dev.tsv, else ./data; a folder given that lacks one of them is an error.
 """
 
 import argparse
@@ -98,8 +98,8 @@ def parse_args():
 
 
 def data_dir(args):
-    """--data_dir, else $DATA_DIR (either must hold the course's files), else the first of
-    ../shared/data and ./data that holds wiki.txt."""
+    """--data_dir, else $DATA_DIR (either must hold DATA_FILES), else the first of
+    ../shared/data and ./data that holds them."""
     chosen = args.data_dir or os.environ.get('DATA_DIR')
     for folder in [chosen] if chosen else [COURSE_DATA, os.path.join(ROOT, 'data')]:
         missing = [name for name in DATA_FILES if not os.path.isfile(os.path.join(folder, name))]
