@@ -77,9 +77,22 @@ class KVCache:
             self.k[rows], self.v[rows] = k, v
         return k, v
 
+    def put(self, h, start):
+        """Write the keys and values of h (B or 1, n, d) into slots start..start+n-1 of every row."""
+        attn, n = self.attn, h.size(1)
+        self.k[:, :, start:start + n] = attn.heads(attn.key, h)
+        self.v[:, :, start:start + n] = attn.heads(attn.value, h)
+
     def keep(self, rows):
         """Keep only the rows `rows` (an index tensor), in that order."""
         self.k, self.v = self.k[rows], self.v[rows]
+
+
+def attention_and_mlp(block, x, h, k, v, positions):
+    """The rest of Block.forward once h = ln1(x) (B, n, d) is known: x plus the attention of h's
+    queries at `positions` (B, n) over the keys and values k, v (B, nh, S, hs), then plus the MLP."""
+    x = x + attend_cached(block.attn, block.attn.heads(block.attn.query, h), k, v, positions)
+    return x + block.mlp(block.ln2(x))
 
 
 class VanillaCache:
@@ -121,22 +134,18 @@ class VanillaCache:
         x = model.tok_emb(idx[:, shared:]) + model.pos_emb[:, shared:W]  # (B, W - P, d)
         prefix = model.tok_emb(idx[:1, :shared]) + model.pos_emb[:, :shared]  # (1, P, d)
         for number, (block, cache) in enumerate(zip(model.blocks, self.caches)):
-            attn = block.attn
             if shared:
                 h = block.ln1(prefix)
-                cache.k[:, :, :shared], cache.v[:, :, :shared] = attn.heads(attn.key, h), attn.heads(attn.value, h)
+                cache.put(h, 0)
                 if number < len(self.caches) - 1:  # the next block needs the prefix's output
-                    prefix = prefix + attend_cached(attn, attn.heads(attn.query, h), cache.k[:1], cache.v[:1],
-                                                    prefix_positions)
-                    prefix = prefix + block.mlp(block.ln2(prefix))
+                    prefix = attention_and_mlp(block, prefix, h, cache.k[:1], cache.v[:1], prefix_positions)
             h = block.ln1(x)
-            cache.k[:, :, shared:W], cache.v[:, :, shared:W] = attn.heads(attn.key, h), attn.heads(attn.value, h)
+            cache.put(h, shared)
             positions = own
             if number == len(self.caches) - 1:
                 rows = torch.arange(B, device=idx.device)[:, None]
                 x, h, positions = x[rows, last - shared], h[rows, last - shared], last
-            x = x + attend_cached(attn, attn.heads(attn.query, h), cache.k, cache.v, positions)
-            x = x + block.mlp(block.ln2(x))
+            x = attention_and_mlp(block, x, h, cache.k, cache.v, positions)
         return model.head(model.ln_f(x[:, 0]))
 
     def step(self, tokens):
@@ -151,8 +160,7 @@ class VanillaCache:
         mask = ((slots < self.lengths[:, None]) | (slots >= W))[:, None, None]  # (B, 1, 1, slot + 1)
         for block, cache in zip(model.blocks, self.caches):
             attn, h = block.attn, block.ln1(x)
-            cache.k[:, :, slot:slot + 1] = attn.heads(attn.key, h)
-            cache.v[:, :, slot:slot + 1] = attn.heads(attn.value, h)
+            cache.put(h, slot)
             y = attend(attn.heads(attn.query, h), cache.k[:, :, :slot + 1], cache.v[:, :, :slot + 1], mask,
                        attn.attn_drop, attn.fused)  # (B, nh, 1, hs)
             x = x + attn.proj(y.transpose(1, 2).reshape(B, 1, -1))

@@ -14,15 +14,14 @@ up block's query row t.
 
 import torch
 
-from cached_gpt import KVCache, attend_cached
+from cached_gpt import KVCache, attend_cached, attention_and_mlp
 
 
 def cached_block(block, cache, x, positions, rows=None):
     """Block.forward for the new positions (B_r, n) of the rows `rows` only, x (B_r, n, d)."""
     h = block.ln1(x)
     k, v = cache.add(h, positions, rows)
-    x = x + attend_cached(block.attn, block.attn.heads(block.attn.query, h), k, v, positions)
-    return x + block.mlp(block.ln2(x))
+    return attention_and_mlp(block, x, h, k, v, positions)
 
 
 class PerceiverCache:
