@@ -89,7 +89,9 @@ print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))'
 need_data() {  # the data files a stage reads
     local file
     for file in "$@"; do
-        [ -f "$file" ] || fail "$STAGE needs $file, which is not there; set DATA_DIR to the folder holding the data files (now $DATA_DIR)"
+        [ -f "$file" ] && continue
+        [ "$file" = "$TEST_FILE" ] && fail "$STAGE needs $file, which is not there; set TEST_FILE to the test questions"
+        fail "$STAGE needs $file, which is not there; set DATA_DIR to the folder holding the data files (now $DATA_DIR)"
     done
 }
 

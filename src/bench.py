@@ -43,8 +43,8 @@ import torch
 from tqdm import tqdm
 
 from decoding import predict_places, predict_places_plain
-from run import InputError, checked_params
-from submission import CharCorruptionDataset, GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
+from run import InputError, checked_params, pretraining_dataset, read_questions, read_text, vocabulary_string
+from submission import GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
 from submission.utils import pick_device
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -110,9 +110,18 @@ def data_dir(args):
     sys.exit("bench.py: no data files in ../shared/data or ./data; give --data_dir the folder holding them")
 
 
-def read(folder, name):
-    with open(os.path.join(folder, name), encoding='utf-8') as f:
-        return f.read()
+def read_data(folder):
+    """The pretraining and finetuning datasets and the dev questions of `folder`, checked as
+    run.py checks them; exits with one line on a bad file."""
+    path = {name: os.path.join(folder, name) for name in DATA_FILES}
+    try:
+        pretraining = pretraining_dataset(path['wiki.txt'])
+        read_questions(path['birth_places_train.tsv'], '--data_dir', pretraining.stoi, finetuning=True)
+        finetuning = NameDataset(read_text(path['birth_places_train.tsv'], '--data_dir', "question file"), pretraining)
+        dev, _ = read_questions(path['birth_dev.tsv'], '--data_dir', pretraining.stoi, finetuning=False)
+    except InputError as error:
+        sys.exit(f"bench.py: {error}")
+    return pretraining, finetuning, dev
 
 
 def graded_model(vocab_size, dropout, perceiver=False, **extra):
@@ -175,10 +184,12 @@ def training_steps(args, device, examples, shape, vocab_size, final_tokens):
     return seconds, losses, shares, ' '.join(f"{x.size(0)}x{x.size(1)}" for x, _, _ in groups)
 
 
-def trained_params(args, vocab_size):
-    """The state_dict of --params, checked against the graded vanilla model; exits with one line if unfit."""
+def trained_params(args, pretraining):
+    """The state_dict of --params, checked against the graded vanilla model and the vocabulary
+    of `pretraining`; exits with one line if unfit."""
     try:
-        return checked_params(args.params, graded_model(vocab_size, 0.1), 'vanilla', '--params')
+        return checked_params(args.params, graded_model(pretraining.vocab_size, 0.1), 'vanilla',
+                              vocabulary_string(pretraining), '--params', size_options=None)
     except InputError as error:
         sys.exit(f"bench.py: {error}")
 
@@ -260,10 +271,9 @@ def train_rows(args, device, pretraining, finetuning):
     return rows
 
 
-def eval_rows(args, device, folder, pretraining, finetuning, params):
+def eval_rows(args, device, dev, pretraining, finetuning, params):
     """Table rows of the dev-set evaluation, for each variant asked for."""
     rows = []
-    dev = [line.split('\t')[0] for line in read(folder, 'birth_dev.tsv').splitlines() if line.strip()]
     questions = dev[:args.questions]
     for perceiver in ((False, True) if args.perceiver else (False,)):
         model, weights = evaluation_model(args, device, pretraining, finetuning, perceiver, params)
@@ -285,15 +295,14 @@ def main():
     load = os.getloadavg()[0]
     print(f"bench on {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"load average {load:.2f}, data {folder}")
-    pretraining = CharCorruptionDataset(read(folder, 'wiki.txt'), BLOCK_SIZE)
-    finetuning = NameDataset(read(folder, 'birth_places_train.tsv'), pretraining)
-    params = trained_params(args, pretraining.vocab_size) if args.params and 'eval' in args.parts else None
+    pretraining, finetuning, dev = read_data(folder)
+    params = trained_params(args, pretraining) if args.params and 'eval' in args.parts else None
 
     rows = []  # (measure, plain, fast, plain/fast or None, check)
     if 'train' in args.parts:
         rows += train_rows(args, device, pretraining, finetuning)
     if 'eval' in args.parts:
-        rows += eval_rows(args, device, folder, pretraining, finetuning, params)
+        rows += eval_rows(args, device, dev, pretraining, finetuning, params)
     if 'data' in args.parts:
         rows.append(("span-corruption items/s", "", f"{corruption_items_per_second(pretraining):.0f}", None,
                      f"a pretraining step uses {PRETRAIN['batch_size']}"))

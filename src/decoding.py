@@ -11,6 +11,8 @@ every character; predict_places answers many questions per forward pass with
 a key/value cache (cached_gpt.py) and gives the same predictions.
 """
 
+import sys
+
 import torch
 from tqdm import tqdm
 
@@ -49,7 +51,7 @@ def predict_places(model, questions, dataset, device, batch_size=128, stop_at_ma
     predict_places_plain, which crops as sample does, and so does every
     remaining question when the cache's logits differ from the model's own
     forward (a model whose blocks are not the reference's) or there is no
-    cache for the variant (the starter's perceiver). The predictions
+    cache for the variant (the starter's perceiver), which it says on stderr. The predictions
     are those of predict_places_plain, in the questions' order.
     """
     model.eval()
@@ -63,7 +65,9 @@ def predict_places(model, questions, dataset, device, batch_size=128, stop_at_ma
             rows = order[start:start + batch_size]
             try:
                 completions = greedy_decode(model, [prompts[i] for i in rows], ANSWER_STEPS, stop=stop)
-            except CacheUnusable:
+            except CacheUnusable as error:
+                tqdm.write(f"predict_places: {error}; answering one question at a time "
+                           f"(the same predictions, slower)", file=sys.stderr)
                 fits = [False] * len(prompts)  # no cache computes this model: answer with sample
                 break
             for i, completion in zip(rows, completions):

@@ -21,6 +21,7 @@ same table, up to the minutes.
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -211,6 +212,7 @@ def describe(args):
 
 def main(argv=None):
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))  # so the temporary world is removed
     print(describe(args))
     if args.out_dir:
         rows, world_minutes = run_demo(args, args.out_dir)

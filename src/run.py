@@ -7,9 +7,11 @@ for every stage; `python src/run.py --help` lists the options.
         --writing_params_path src/submission/vanilla.pretrain.params
 
 The vocabulary always comes from the pretraining corpus, whatever the
-function. Every input is checked before anything is written: a bad input
-gets one line on stderr and exit status 1, and the files already there stay
-as they were (new files are written to a temporary name, then renamed).
+function; the parameters written here carry it in their state_dict's
+metadata, and parameters carrying another are refused. Every input is
+checked before anything is written: a bad input gets one line on stderr and
+exit status 1, and the files already there stay as they were (new files are
+written to a temporary name, then renamed).
 Training records go to <experiments_dir>/<tb_expt_name>/ (see metrics.py).
 
 --small shrinks the model and the training to a smoke test that runs in
@@ -88,6 +90,8 @@ def need_output_folder(path, option):
     if os.path.isdir(path):
         raise InputError(f"{option} is a folder, not a file: {path}")
     folder = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise InputError(f"the folder of {option} is a file, not a folder: {folder}")
     if not os.path.isdir(folder):
         raise InputError(f"the folder of {option} does not exist: {folder}")
     return path
@@ -170,14 +174,30 @@ def build_model(args, vocab_size):
     return helper.initialize_perceiver_model(mconf, bottleneck_dim=args.bottleneck_dim)
 
 
-def checked_params(path, model, variant, option='--reading_params_path'):
+def vocabulary_string(dataset):
+    """The dataset's characters in index order: what a params file is stamped with."""
+    return ''.join(dataset.itos[i] for i in range(dataset.vocab_size))
+
+
+def stamp_vocabulary(path, vocabulary):
+    """Re-save the state_dict at `path` with `vocabulary` in its metadata (which load_state_dict ignores)."""
+    state = torch.load(path, map_location=torch.device('cpu'), weights_only=True)
+    state._metadata['']['vocabulary'] = vocabulary
+    torch.save(state, path)
+
+
+def checked_params(path, model, variant, vocabulary, option='--reading_params_path',
+                   size_options='--small, --n_layer, --n_head, --n_embd, --bottleneck_dim'):
     """The state_dict saved at `path` (given by `option`), after checking that it fits `model` key
-    for key and shape for shape."""
+    for key and shape for shape, and, if it is stamped with one, that its vocabulary is `vocabulary`.
+    A misfit's message ends with the options that set the model's size (`size_options`), if given."""
     need_file(path, option, "parameters file")
     try:
         state = torch.load(path, map_location=torch.device('cpu'), weights_only=True)
     except Exception as error:
-        raise InputError(f"cannot read parameters from {path}: {type(error).__name__}") from None
+        reason = str(error).strip().split('\n')[0][:100]
+        raise InputError(f"cannot read parameters from {path}: not a PyTorch parameters file, or cut short "
+                         f"({type(error).__name__}{': ' + reason if reason else ''})") from None
     if not isinstance(state, dict) or 'tok_emb.weight' not in state:
         raise InputError(f"{path} does not hold the parameters of a GPT")
     saved_variant = 'perceiver' if any(key.startswith('down_block.') for key in state) else 'vanilla'
@@ -188,14 +208,20 @@ def checked_params(path, model, variant, option='--reading_params_path'):
     if saved_vocab != vocab:
         raise InputError(f"{path} was saved with a vocabulary of {saved_vocab} entries, but the pretraining "
                          f"corpus gives {vocab}: use parameters trained with this corpus")
+    saved_chars = getattr(state, '_metadata', {}).get('', {}).get('vocabulary')
+    if saved_chars is not None and saved_chars != vocabulary:
+        differ = set(saved_chars) ^ set(vocabulary)
+        raise InputError(f"{path} was trained with another vocabulary (it differs in "
+                         f"{shown(differ) if differ else 'the order of its characters'}): "
+                         f"use parameters trained with this pretraining corpus")
     mismatch = sorted(set(expected) ^ set(state))
     mismatch += [key for key in expected if key in state and state[key].shape != expected[key].shape]
     if mismatch:
         key = mismatch[0]
         detail = (f"{key} is {tuple(state[key].shape)} there and {tuple(expected[key].shape)} here"
                   if key in state and key in expected else f"{key} is {'missing' if key in expected else 'extra'}")
-        raise InputError(f"{path} was saved from a model of another size ({detail}): "
-                         f"check --small, --n_layer, --n_head, --n_embd, --bottleneck_dim")
+        raise InputError(f"{path} was saved from a model of another size ({detail})"
+                         + (f": check {size_options}" if size_options else ""))
     return state
 
 
@@ -239,8 +265,9 @@ def write_predictions(path, predictions):
     replace_when_done(path, write)
 
 
-def train(args, model, trainer, tconf, device):
-    """Run the trainer with this command line's device and overrides, and save the parameters."""
+def train(args, model, trainer, tconf, device, vocabulary):
+    """Run the trainer with this command line's device and overrides, and save the parameters,
+    stamped with the vocabulary."""
     tconf.device = device
     tconf.precision = args.precision
     tconf.compile = args.compile
@@ -250,7 +277,10 @@ def train(args, model, trainer, tconf, device):
     for name in ('max_epochs', 'batch_size'):
         if getattr(args, name) is not None:
             setattr(tconf, name, getattr(args, name))
-    replace_when_done(args.writing_params_path, lambda temporary: helper.train(model, temporary, trainer))
+    def write(temporary):
+        helper.train(model, temporary, trainer)
+        stamp_vocabulary(temporary, vocabulary)
+    replace_when_done(args.writing_params_path, write)
     print(f"saved parameters to {args.writing_params_path}")
 
 
@@ -259,16 +289,20 @@ def run(args):
     if not args.pretrain_corpus_path:
         raise InputError("--pretrain_corpus_path is needed: the vocabulary always comes from the pretraining corpus")
     size = model_size(args)
+    if args.function == 'evaluate':
+        need_output_folder(args.outputs_path, '--outputs_path')
+    else:
+        need_output_folder(args.writing_params_path, '--writing_params_path')
     pretrain_dataset = pretraining_dataset(args.pretrain_corpus_path)
     vocabulary = pretrain_dataset.stoi
+    characters = vocabulary_string(pretrain_dataset)
     set_seed(args.seed)
     model = build_model(args, pretrain_dataset.vocab_size)
     run_dir = os.path.join(args.experiments_dir, args.tb_expt_name or f"{args.variant}_{args.function}")
 
     if args.function == 'evaluate':
         questions, places = read_questions(args.eval_corpus_path, '--eval_corpus_path', vocabulary, finetuning=False)
-        model.load_state_dict(checked_params(args.reading_params_path, model, args.variant))
-        need_output_folder(args.outputs_path, '--outputs_path')
+        model.load_state_dict(checked_params(args.reading_params_path, model, args.variant, characters))
         model.to(device)
         predictions = predict_places(model, questions, pretrain_dataset, device, batch_size=args.eval_batch_size)
         write_predictions(args.outputs_path, predictions)
@@ -284,8 +318,7 @@ def run(args):
     if args.function == 'finetune':
         read_questions(args.finetune_corpus_path, '--finetune_corpus_path', vocabulary, finetuning=True)
         if args.reading_params_path:
-            checked_params(args.reading_params_path, model, args.variant)
-    need_output_folder(args.writing_params_path, '--writing_params_path')
+            checked_params(args.reading_params_path, model, args.variant, characters)
     print(f"{args.function} {args.variant}: n_layer {size['n_layer']}, n_head {size['n_head']}, "
           f"n_embd {size['n_embd']}, on {device}; records in {run_dir}")
     with RunRecorder(run_dir) as recorder:
@@ -294,7 +327,7 @@ def run(args):
         else:
             tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path, pretrain_dataset,
                                              BLOCK_SIZE, model, args.finetune_lr, writer=recorder)
-        train(args, model, trainer, tconf, device)
+        train(args, model, trainer, tconf, device, characters)
     return 0
 
 

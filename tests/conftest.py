@@ -16,6 +16,7 @@ from submission import GPTConfig
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+SHARED_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
 NO_SHARED_DATA = "course data not found at ../shared/data (only the instructors' checkout has it)"
 
 FIRST_NAMES = ["Ada", "Bertil", "Camille", "Dario", "Elif", "Femi", "Greta", "Hiroshi", "Ines", "Jonas",
@@ -99,8 +100,8 @@ def single_thread():
 
 @pytest.fixture(scope="session")
 def shared_data():
-    """The directory of the course's real data; skips the test when this checkout has none."""
-    if not (SHARED_DATA / "wiki.txt").is_file():
+    """The directory of the course's real data; skips the test when this checkout lacks any of its files."""
+    if not all((SHARED_DATA / name).is_file() for name in SHARED_FILES):
         pytest.skip(NO_SHARED_DATA)
     return SHARED_DATA
 

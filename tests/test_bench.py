@@ -65,12 +65,25 @@ def test_span_corruption_rate_is_reported(table):
     assert len(rates) == 1 and float(rates[0][1]) > 0
 
 
-@pytest.mark.parametrize("bad", ["folder", "params"])
+def copy_with_broken_line(data_dir, folder):
+    """The data files of data_dir in folder, with the tab of birth_places_train.tsv's line 3 taken out."""
+    for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv"):
+        (folder / name).write_bytes((data_dir / name).read_bytes())
+    lines = (folder / "birth_places_train.tsv").read_text(encoding="utf-8").split("\n")
+    lines[2] = lines[2].replace("\t", " ")
+    (folder / "birth_places_train.tsv").write_text("\n".join(lines), encoding="utf-8")
+
+
+@pytest.mark.parametrize("bad", ["folder", "line", "params"])
 def test_bad_inputs_stop_with_one_line_before_any_timing(data_dir, tmp_path, bad):
     if bad == "folder":
         (tmp_path / "wiki.txt").write_text("Ada. Ada was born in Lisbon .\n", encoding="utf-8")
         done = run_bench("--data_dir", str(tmp_path), "--parts", "data")
         expected = f"bench.py: {tmp_path} has no birth_places_train.tsv, birth_dev.tsv"
+    elif bad == "line":
+        copy_with_broken_line(data_dir, tmp_path)
+        done = run_bench("--data_dir", str(tmp_path), "--parts", "data")
+        expected = f"bench.py: {tmp_path}/birth_places_train.tsv line 3: expected 'question<TAB>place'"
     else:
         params = tmp_path / "model.params"
         params.write_text("not parameters", encoding="utf-8")

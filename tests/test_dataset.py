@@ -156,6 +156,17 @@ def test_masked_length_varies_for_a_fixed_truncated_length(sampled):
     assert all(len(set(masked)) > 1 for masked in groups)
 
 
+def test_span_start_is_spread_over_the_truncated_text(sampled):
+    """The masked span may start anywhere: with an empty prefix, with an empty suffix, and on
+    average halfway through the room it leaves (start / (truncated - masked), uniform over it)."""
+    _, examples = sampled
+    placed = [e.parts for e in examples if len(e.truncated) >= 8]
+    assert any(prefix == "" for prefix, _, _ in placed) and any(suffix == "" for _, _, suffix in placed)
+    assert any(prefix and suffix for prefix, _, suffix in placed)
+    room = [(len(prefix), len(prefix) + len(suffix)) for prefix, _, suffix in placed if prefix + suffix]
+    assert abs(statistics.mean(start / width for start, width in room) - 0.5) <= 0.05
+
+
 def test_vocabulary_is_pad_mask_then_sorted_characters(documents):
     text = "\n".join(documents)
     dataset = CharCorruptionDataset(text, 128)

@@ -4,7 +4,13 @@ run on a small world where pretraining must beat finetuning alone on the
 held-out people, and the printed table that reports it.
 """
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,6 +18,7 @@ import torch
 import demo
 from worldgen import make_world
 
+REPO = Path(__file__).resolve().parents[1]
 RUNS = ('always "', 'finetuned without pretraining', 'pretrained, then finetuned')
 ROW = re.compile(r"^\| (.+?) \| (\d+\.\d)% \((\d+)/(\d+)\) \| (\d+\.\d)% \((\d+)/(\d+)\) \|")
 
@@ -73,3 +80,20 @@ def test_world_is_the_seeded_short_world_of_the_options(quick_run):
                           paraphrases=quick.paraphrases, style="short", name_from_birth_country=quick.name_link)
     for name, text in expected.items():
         assert (world_dir / name).read_text(encoding="ascii") == text, name
+
+
+def test_a_stopped_demo_removes_its_temporary_world(tmp_path):
+    """SIGTERM during the run: the demo exits 143 and its world folder in $TMPDIR is gone."""
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    demo_run = subprocess.Popen([sys.executable, str(REPO / "src" / "demo.py"), "--quick", "--threads", "1"],
+                                cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob("demo-world-*/wiki.txt")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert list(tmp_path.glob("demo-world-*/wiki.txt")), "the demo wrote no world"
+        demo_run.send_signal(signal.SIGTERM)
+        assert demo_run.wait(timeout=120) == 128 + signal.SIGTERM
+    finally:
+        demo_run.kill()
+    assert not list(tmp_path.glob("demo-world-*"))

@@ -1,6 +1,5 @@
 """Learning works end to end on CPU: a tiny model learns its questions, and train() saves loadable params."""
 
-import time
 
 import pytest
 import torch
@@ -23,21 +22,18 @@ def task(make_corpus, tmp_path_factory):
     return path, [f"Where was {name} born?" for name, _ in corpus.people], names
 
 
-def test_tiny_model_learns_its_training_questions_within_a_minute(task, tiny_config):
+def test_tiny_model_learns_its_training_questions(task, tiny_config):
     """Finetuned from scratch, a 2-layer model answers every one of its 12
-    training questions by greedy decoding, training and answering in under a minute."""
+    training questions by greedy decoding."""
     path, questions, names = task
     torch.manual_seed(0)
     model = GPT(tiny_config(len(names.stoi), BLOCK, n_layer=2, n_head=2, n_embd=64))
     config = TrainerConfig(max_epochs=80, batch_size=12, learning_rate=5e-3, device="cpu")
-    start = time.perf_counter()
     Trainer(model, names, None, config).train()
     predictions = predict_places_plain(model, questions, names, "cpu")
-    elapsed = time.perf_counter() - start
     total, correct = evaluate_places(str(path), predictions)
     assert total == len(questions)
     assert correct == total, predictions
-    assert elapsed < 60
 
 
 @pytest.mark.parametrize("perceiver", [False, True], ids=["vanilla", "perceiver"])

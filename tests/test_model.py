@@ -5,7 +5,6 @@ import math
 import pytest
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from submission import CausalCrossAttention, CausalSelfAttention, GPT, GPTConfig
 from submission.model import Block, DownProjectBlock, UpProjectBlock

@@ -154,6 +154,9 @@ def test_training_stage_saves_a_small_model_of_its_variant(pipeline, stage):
     model = small_model(stage.split("_")[0], vocabulary_size(pipeline.data / "wiki.txt"))
     assert {k: tuple(v.shape) for k, v in state.items()} == {k: tuple(v.shape) for k, v in model.state_dict().items()}
     assert "epoch 1/1 iter 0: train loss" in pipeline.results[stage].stderr  # the progress bar
+    with open(pipeline.data / "wiki.txt", encoding="utf-8") as f:
+        characters = sorted(set(f.read()) | set(run.RESERVED_CHARS))
+    assert sorted(state._metadata[""]["vocabulary"]) == characters  # stamped with its vocabulary
 
 
 def parameter_distance(a, b):
@@ -335,6 +338,11 @@ def inputs(tmp_path_factory):
     torch.save(small_model("vanilla", vocab + 3, **TINY).state_dict(), folder / "other_vocab.params")
     torch.save(small_model("vanilla", vocab, n_layer=3, n_head=2, n_embd=32).state_dict(), folder / "deeper.params")
     (folder / "not_params.params").write_text("these are not parameters\n")
+    whole = (folder / "vanilla.params").read_bytes()
+    (folder / "cut_short.params").write_bytes(whole[:len(whole) // 2])
+    torch.save(small_model("vanilla", vocab, **TINY).state_dict(), folder / "same_size_vocab.params")
+    characters = run.vocabulary_string(run.pretraining_dataset(str(folder / "wiki.txt")))
+    run.stamp_vocabulary(folder / "same_size_vocab.params", characters.replace("a", "~"))
     good = (folder / "birth_dev.tsv").read_text(encoding="utf-8").split("\n")
     (folder / "no_tab.tsv").write_text("\n".join([good[0], good[1].replace("\t", " "), *good[2:]]))
     (folder / "unknown_chars.tsv").write_text("\n".join([good[0], "Where was Zoë #9 born?\tLondon", *good[1:]]))
@@ -387,8 +395,14 @@ BAD_INPUTS = {
                                      "was saved with a vocabulary of"),
     "params of another model size": (finetune_args, dict(reading_params_path="{inputs}/deeper.params"),
                                      "saved from a model of another size (blocks.2."),
+    "params of a vocabulary of the same size": (finetune_args, dict(reading_params_path="{inputs}/same_size_vocab.params"),
+                                                "was trained with another vocabulary (it differs in 'a', '~')"),
     "not a params file": (evaluate_args, dict(reading_params_path="{inputs}/not_params.params"),
                           "cannot read parameters"),
+    "params file cut short": (evaluate_args, dict(reading_params_path="{inputs}/cut_short.params"),
+                              "not a PyTorch parameters file, or cut short"),
+    "params folder is a file": (finetune_args, dict(writing_params_path="{inputs}/wiki.txt/vanilla.params"),
+                                "the folder of --writing_params_path is a file, not a folder"),
     "missing folder for params": (finetune_args, dict(writing_params_path="{out}/none/vanilla.params"),
                                   "the folder of --writing_params_path does not exist"),
     "missing folder for predictions": (evaluate_args, dict(outputs_path="{out}/none/dev.predictions"),
@@ -428,6 +442,24 @@ def test_bad_input_through_run_sh_leaves_the_submission_files(inputs, tmp_path):
         [f"run.py: error: {data}/birth_places_train.tsv line 2: expected 'question<TAB>place', "
          f"found no tab: {(inputs / 'no_tab.tsv').read_text().split(chr(10))[1][:70]!r}"]
     assert (out / "vanilla.model.params").read_bytes() == b"earlier parameters"
+
+
+@pytest.mark.parametrize("missing", ["data folder", "test file"])
+def test_a_missing_data_file_names_the_setting_to_fix(tmp_path, missing):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "vanilla.finetune.params").write_bytes(b"earlier parameters")
+    env = stage_env(tmp_path / "no_data", out, tmp_path / "experiments")
+    if missing == "data folder":
+        result = run_sh("vanilla_pretrain", env=env)
+        expected = f"set DATA_DIR to the folder holding the data files (now {tmp_path / 'no_data'})"
+    else:
+        env.update(DATA_DIR=str(REPO / "data"), TEST_FILE=str(tmp_path / "none.tsv"))
+        result = run_sh("vanilla_eval_test_with_pretrain", env=env)
+        expected = f"needs {tmp_path / 'none.tsv'}, which is not there; set TEST_FILE to the test questions"
+    lines = [line for line in result.stderr.split("\n") if line.strip() and "SMALL=1" not in line]
+    assert result.returncode != 0 and len(lines) == 1 and lines[0].endswith(expected), result.stderr
+    assert (out / "vanilla.finetune.params").read_bytes() == b"earlier parameters"
 
 
 def test_small_is_never_the_default():
