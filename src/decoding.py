@@ -51,8 +51,9 @@ def predict_places(model, questions, dataset, device, batch_size=128, stop_at_ma
     predict_places_plain, which crops as sample does, and so does every
     remaining question when the cache's logits differ from the model's own
     forward (a model whose blocks are not the reference's) or there is no
-    cache for the variant (the starter's perceiver), which it says on stderr. The predictions
-    are those of predict_places_plain, in the questions' order.
+    cache for the variant (the starter's perceiver); that fallback is said on
+    stderr. The predictions are those of predict_places_plain, in the
+    questions' order.
     """
     model.eval()
     stop = dataset.stoi[dataset.MASK_CHAR] if stop_at_mask else None
