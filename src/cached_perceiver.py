@@ -69,8 +69,7 @@ class PerceiverCache:
         """The up block, ln_f and head for one position a row: x (B, 1, d) at positions (B,) -> logits (B, vocab)."""
         model, up = self.model, self.model.up_block
         latents = positions.clamp(max=self.m - 1)[:, None]  # position t sees latents 0..min(t, m-1)
-        x = x + attend_cached(up.attn, up.attn.heads(up.attn.query, x), self.up.k, self.up.v, latents)
-        x = x + up.mlp(up.ln2(x))
+        x = attention_and_mlp(up, x, x, self.up.k, self.up.v, latents)  # the up block's queries come from x itself
         return model.head(model.ln_f(x[:, 0]))
 
     def prefill(self, idx):
