@@ -4,6 +4,7 @@ equal losses and equal predictions for the plain and fast paths, and a bad
 data folder or parameters file stops it with one line.
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -15,7 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def run_bench(*args):
-    return subprocess.run([sys.executable, "src/bench.py", *args], cwd=REPO, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "instructors.bench", *args], cwd=REPO,
+                          env=dict(os.environ, PYTHONPATH=str(REPO / "src")), capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=900)
 
 

@@ -1,5 +1,5 @@
 """
-Tests of the generated biography worlds (src/worldgen) and of the committed
+Tests of the generated biography worlds (src/instructors/worldgen) and of the committed
 default world in data/.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from worldgen import FILE_NAMES, make_world, write_world
-from worldgen.places import PLACES
+from instructors.worldgen import FILE_NAMES, make_world, write_world
+from instructors.worldgen.places import PLACES
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
@@ -57,7 +57,7 @@ def mentions(pattern, text):
 
 def run_cli(args, out_dir, hash_seed="0"):
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"), PYTHONHASHSEED=hash_seed)
-    subprocess.run([sys.executable, "-m", "worldgen", *args, "--out", str(out_dir)],
+    subprocess.run([sys.executable, "-m", "instructors.worldgen", *args, "--out", str(out_dir)],
                    cwd=REPO, env=env, check=True, capture_output=True)
     return {name: (out_dir / name).read_bytes() for name in FILE_NAMES}
 
@@ -83,10 +83,10 @@ def test_different_seed_gives_different_world():
 
 def documented_command():
     """The worldgen arguments of the command that data/README.md says made data/."""
-    lines = [line for line in (DATA / "README.md").read_text().splitlines() if "-m worldgen" in line]
+    lines = [line for line in (DATA / "README.md").read_text().splitlines() if "-m instructors.worldgen" in line]
     assert len(lines) == 1, "data/README.md should show exactly one worldgen command"
     words = shlex.split(lines[0].strip().strip("`"))
-    args = words[words.index("worldgen") + 1 :]
+    args = words[words.index("instructors.worldgen") + 1 :]
     out = args.index("--out")
     assert args[out + 1] == "data"
     return args[:out] + args[out + 2 :]

@@ -1,5 +1,5 @@
 """
-The demo (src/demo.py, ./run.sh demo) in its reduced --quick form: a seeded
+The demo (src/instructors/demo.py, ./run.sh demo) in its reduced --quick form: a seeded
 run on a small world where pretraining must beat finetuning alone on the
 held-out people, and the printed table that reports it.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-import demo
-from worldgen import make_world
+from instructors import demo
+from instructors.worldgen import make_world
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = ('always "', 'finetuned without pretraining', 'pretrained, then finetuned')
@@ -85,8 +85,8 @@ def test_world_is_the_seeded_short_world_of_the_options(quick_run):
 def test_a_stopped_demo_removes_its_temporary_world(tmp_path):
     """SIGTERM during the run: the demo exits 143 and its world folder in $TMPDIR is gone."""
     env = dict(os.environ, TMPDIR=str(tmp_path))
-    demo_run = subprocess.Popen([sys.executable, str(REPO / "src" / "demo.py"), "--quick", "--threads", "1"],
-                                cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    demo_run = subprocess.Popen([sys.executable, "-m", "instructors.demo", "--quick", "--threads", "1"],
+                                cwd=REPO, env=dict(env, PYTHONPATH=str(REPO / "src")), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
         while not list(tmp_path.glob("demo-world-*/wiki.txt")) and time.monotonic() < deadline:

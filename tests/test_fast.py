@@ -17,13 +17,15 @@ import types
 import pytest
 import torch
 
-from cached_gpt import CacheUnusable, VanillaCache, greedy_decode, shared_prefix
-from cached_perceiver import PerceiverCache
-from decoding import ANSWER_STEPS, predict_places, predict_places_plain
+from stages.cached_gpt import VanillaCache
+from stages.cached_perceiver import PerceiverCache
+from stages.decoding import ANSWER_STEPS, predict_places, predict_places_plain
+from stages.greedy import CacheUnusable, greedy_decode
+from stages.kv_cache import shared_prefix
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission.attention import CausalCrossAttention, CausalSelfAttention
-from submission.trainer import default_length_groups, split_by_length
 from submission.utils import sample
+from stages.training import FastSteps, default_length_groups, fused_adamw, split_by_length
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -129,8 +131,11 @@ def names(corpus, pretraining):
     return NameDataset(corpus.questions, pretraining)
 
 
-def cpu_trainer(model, dataset=None, **settings):
-    config = TrainerConfig(device="cpu", learning_rate=1e-3, **settings)
+def fast_trainer(model, dataset=None, batch_size=64, precision="fp32", compile=False, **steps_settings):
+    """A Trainer on the CPU with the stages' fast hooks, set up for stepping by hand."""
+    steps = FastSteps(torch.device("cpu"), batch_size, precision, compile, **steps_settings)
+    config = TrainerConfig(device="cpu", learning_rate=1e-3, batch_size=batch_size, collate_fn=steps.collate,
+                           step_fn=steps, optimizer_fn=fused_adamw)
     trainer = Trainer(model, dataset, None, config)
     trainer.setup()
     return trainer
@@ -161,14 +166,11 @@ def test_length_groups_partition_the_rows_and_cut_each_after_its_last_target(nam
 
 
 @pytest.mark.parametrize("batch_size, groups", [(1, 1), (31, 1), (32, 2), (64, 4), (128, 8), (512, 8)])
-def test_default_length_groups_hold_about_16_rows_on_a_cpu_and_all_rows_on_a_gpu(tiny_config, batch_size, groups):
+def test_default_length_groups_hold_about_16_rows_on_a_cpu_and_all_rows_on_a_gpu(batch_size, groups):
     assert default_length_groups(torch.device("cpu"), batch_size) == groups
     assert default_length_groups(torch.device("cuda"), batch_size) == 1
     assert default_length_groups(torch.device("mps"), batch_size) == 1
-    model = GPT(tiny_config(VOCAB, BLOCK))
-    trainer = Trainer(model, None, None, TrainerConfig(device="cpu", batch_size=batch_size))
-    trainer.setup()
-    assert trainer.collate.keywords["groups"] == groups
+    assert FastSteps(torch.device("cpu"), batch_size).collate.keywords["groups"] == groups
 
 
 @pytest.mark.parametrize("groups", [1, 3, 8])
@@ -179,11 +181,11 @@ def test_length_groups_give_the_whole_batch_loss_and_gradients(names, tiny_confi
     for trim in (False, True):
         torch.manual_seed(0)
         model = spread_weights(GPT(tiny_config(len(names.stoi), 64, n_layer=2)), scale=0.1)
-        trainer = cpu_trainer(model, trim_padding=trim, length_groups=groups)
-        batch, positions = trainer.collate(examples)
+        steps = FastSteps(torch.device("cpu"), 24, "fp32", trim_padding=trim, length_groups=groups)
+        batch, positions = steps.collate(examples)
         assert positions == 24 * 63
         assert len(batch) == (groups if trim else 1)
-        losses.append(trainer.batch_loss(batch, True))
+        losses.append(steps.batch_loss(model, batch))
         gradients.append([p.grad for p in model.parameters()])
     torch.testing.assert_close(losses[1], losses[0], **EXACT)
     for cut, whole in zip(gradients[1], gradients[0]):
@@ -201,59 +203,78 @@ class LossRecorder:
             self.losses.append(value)
 
 
-def short_run(dataset, tiny_config, seeded_random, vocab_size, **settings):
-    """Two epochs of batches of 8 from the same seeds; returns the trainer, its per-step losses and the model."""
-    recorder = LossRecorder()
+def short_run(dataset, tiny_config, seeded_random, vocab_size, hooks=True, fused=True, num_workers=0, **steps_settings):
+    """Two epochs of batches of 8 from the same seeds, with the stages' hooks (FastSteps, `fused`
+    AdamW) or the student's plain loop; returns the trainer, its per-step losses, the model and
+    the learning rate set after each step."""
+    recorder, rates = LossRecorder(), []
     torch.manual_seed(3)
     model = GPT(tiny_config(vocab_size, 64, n_layer=2))
     config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=3e-3, lr_decay=True, warmup_tokens=1000,
-                           final_tokens=6000, device="cpu", log_every=1, writer=recorder, **settings)
+                           final_tokens=6000, device="cpu", log_every=1, writer=recorder, num_workers=num_workers,
+                           callbacks=[lambda trainer: rates.append(trainer.lr)])
+    if hooks:
+        steps = FastSteps(torch.device("cpu"), 8, "fp32", **steps_settings)
+        config.collate_fn, config.step_fn = steps.collate, steps
+        config.optimizer_fn = fused_adamw if fused else None
     trainer = Trainer(model, dataset, None, config)
     with seeded_random(5):
         trainer.train()
-    return trainer, recorder.losses, model
+    return trainer, recorder.losses, model, rates
+
+
+def assert_same_run(one, other):
+    """Two short runs: the same steps, tokens and learning rates exactly; the same loss at every
+    step and the same weights at the end within 1e-5."""
+    (trainer_a, losses_a, model_a, rates_a), (trainer_b, losses_b, model_b, rates_b) = one, other
+    assert trainer_a.step == trainer_b.step == 10
+    assert trainer_a.tokens == trainer_b.tokens == 72 * 63
+    assert rates_a == rates_b
+    assert len(set(rates_a)) == 10 and rates_a[0] < rates_a[1]  # warmup, then cosine
+    assert losses_a == pytest.approx(losses_b, abs=1e-5)
+    assert losses_a[-1] < losses_a[0]  # it learned
+    for p, q in zip(model_a.parameters(), model_b.parameters()):
+        torch.testing.assert_close(p, q, **EXACT)
+
+
+@pytest.mark.parametrize("kind", ["names", "pretraining"])
+def test_the_stages_hooks_train_as_the_plain_loop(kind, names, pretraining, tiny_config, seeded_random):
+    """The student's trainer with no hooks (whole batches, PyTorch's default AdamW) and with the
+    stages' hooks (length groups, fused AdamW), on the same batch order: the same run."""
+    dataset = torch.utils.data.Subset(names if kind == "names" else pretraining, range(36))
+    plain = short_run(dataset, tiny_config, seeded_random, len(names.stoi), hooks=False)
+    fast = short_run(dataset, tiny_config, seeded_random, len(names.stoi), length_groups=4)
+    assert fast[0].optimizer.defaults['fused'] is True and not plain[0].optimizer.defaults['fused']
+    assert_same_run(plain, fast)
 
 
 @pytest.mark.parametrize("kind", ["names", "pretraining"])
 def test_cut_batches_train_as_whole_batches(kind, names, pretraining, tiny_config, seeded_random):
-    """A short run (2 epochs of 36 examples, batches of 8, warmup then cosine) with batches cut into length
-    groups and with whole batches: the same lr_history and token count exactly, the same loss at
-    every step within 1e-5 and the same weights at the end within 1e-5."""
+    """A short run (2 epochs of 36 examples, batches of 8, warmup then cosine) with batches cut into
+    length groups and with whole batches, both through the fast step: the same run."""
     dataset = torch.utils.data.Subset(names if kind == "names" else pretraining, range(36))
-    runs = [short_run(dataset, tiny_config, seeded_random, len(names.stoi), trim_padding=trim, length_groups=4)
-            for trim in (False, True)]
-    (whole, whole_losses, whole_model), (cut, cut_losses, cut_model) = runs
-    assert whole.step == cut.step == 10
-    assert cut.tokens == whole.tokens == 72 * 63
-    assert cut.lr_history == whole.lr_history
-    assert len(set(whole.lr_history)) == 10 and whole.lr_history[0] < whole.lr_history[1]  # warmup, then cosine
-    assert cut_losses == pytest.approx(whole_losses, abs=1e-5)
-    assert whole_losses[-1] < whole_losses[0]  # it learned
-    for p, q in zip(cut_model.parameters(), whole_model.parameters()):
-        torch.testing.assert_close(p, q, **EXACT)
+    assert_same_run(*[short_run(dataset, tiny_config, seeded_random, len(names.stoi), trim_padding=trim,
+                                length_groups=4) for trim in (False, True)])
 
 
 def test_fused_adamw_trains_as_the_default_adamw(names, tiny_config, seeded_random):
-    """The same short run with fused and with PyTorch's default AdamW: losses within 1e-5 at
-    every step, weights within 1e-5 at the end (the kernels round differently)."""
+    """The same short run with fused and with PyTorch's default AdamW (the kernels round differently)."""
     runs = {fused: short_run(torch.utils.data.Subset(names, range(36)), tiny_config, seeded_random,
-                             len(names.stoi), fused_adamw=fused) for fused in (False, True)}
+                             len(names.stoi), fused=fused) for fused in (False, True)}
     assert runs[True][0].optimizer.defaults['fused'] is True
     assert not runs[False][0].optimizer.defaults['fused']
-    assert runs[True][1] == pytest.approx(runs[False][1], abs=1e-5)
-    for p, q in zip(runs[True][2].parameters(), runs[False][2].parameters()):
-        torch.testing.assert_close(p, q, **EXACT)
+    assert_same_run(runs[False], runs[True])
 
 
 def test_loader_workers_train_as_the_main_process(names, tiny_config, seeded_random):
     """Two persistent DataLoader workers cutting the batches into length groups give the run of
-    collating in the main process: the same lr_history over both epochs, the same losses over
+    collating in the main process: the same learning rates over both epochs, the same losses over
     the first (the second epoch's shuffle differs: a persistent loader draws no new worker seed
     from torch's generator before it, so the sampler draws another order)."""
     runs = [short_run(torch.utils.data.Subset(names, range(36)), tiny_config, seeded_random, len(names.stoi),
                       num_workers=workers) for workers in (0, 2)]
     assert runs[1][0].step == runs[0][0].step == 10
-    assert runs[1][0].lr_history == runs[0][0].lr_history
+    assert runs[1][3] == runs[0][3]
     assert runs[1][1][:5] == pytest.approx(runs[0][1][:5], abs=1e-6)
 
 
@@ -265,10 +286,10 @@ def steps_at_precision(names, tiny_config, precision, steps=3, **settings):
     model = GPT(tiny_config(len(names.stoi), 64, n_layer=2))
     seen = []
     model.head.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
-    trainer = cpu_trainer(model, precision=precision, **settings)
+    trainer = fast_trainer(model, precision=precision, **settings)
     model.train()
-    batch = trainer.collate([names[i] for i in range(16)])
-    return [float(trainer.train_step(*batch)) for _ in range(steps)], seen[0], trainer
+    batch = trainer.config.collate_fn([names[i] for i in range(16)])
+    return [float(trainer.step_fn(trainer, batch)[0]) for _ in range(steps)], seen[0], trainer
 
 
 @pytest.mark.parametrize("precision, dtype", [("bf16", torch.bfloat16), ("fp16", torch.float16)])
@@ -278,21 +299,21 @@ def test_autocast_training_steps_run_on_cpu(names, tiny_config, precision, dtype
     exact, exact_dtype, _ = steps_at_precision(names, tiny_config, "fp32")
     half, half_dtype, trainer = steps_at_precision(names, tiny_config, precision)
     assert exact_dtype == torch.float32 and half_dtype == dtype
-    assert trainer.scaler.is_enabled() == (precision == "fp16")
+    assert trainer.step_fn.scaler.is_enabled() == (precision == "fp16")
     assert all(math.isfinite(loss) for loss in half)
     assert half == pytest.approx(exact, rel=0.02)
     assert half[-1] < half[0]
 
 
 def test_compiled_model_trains_as_the_eager_one(names, tiny_config):
-    """TrainerConfig(compile=True) on a one-layer model with whole batches (one shape, one
+    """FastSteps(compile=True) on a two-layer model with whole batches (one shape, one
     compilation, about 10-20 s here): the same losses as eager within 1e-5."""
     if not any(shutil.which(compiler) for compiler in (os.environ.get("CXX", "c++"), "g++", "clang++")):
         pytest.skip("torch.compile needs a C++ compiler on the CPU, and this machine has none")
     settings = dict(trim_padding=False)
     eager, _, _ = steps_at_precision(names, tiny_config, "fp32", steps=2, **settings)
     compiled, _, trainer = steps_at_precision(names, tiny_config, "fp32", steps=2, compile=True, **settings)
-    assert trainer.step_model is not trainer.model
+    assert trainer.step_fn.step_model is not trainer.model
     assert compiled == pytest.approx(eager, abs=1e-5)
 
 
@@ -369,7 +390,7 @@ def test_a_perceiver_without_its_cache_module_is_answered_by_the_plain_loop(trai
     """The student starter has no cached_perceiver.py: greedy_decode refuses a perceiver
     (CacheUnusable), predict_places answers it with the plain loop, and a vanilla model keeps
     its cache."""
-    monkeypatch.setitem(sys.modules, "cached_perceiver", None)  # importing it now fails
+    monkeypatch.setitem(sys.modules, "stages.cached_perceiver", None)  # importing it now fails
     prompts = prompts_of(questions, names, 64)[:8]
     some = questions[:12]
     if trained.perceiver:

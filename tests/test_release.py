@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-import collect_submission
-from release import regions
+from instructors.release import regions
+from stages import collect as collect_submission
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = REPO / "src" / "submission"
@@ -42,8 +42,8 @@ def run_python(args, cwd=REPO, env=None, timeout=300):
 
 
 def run_release(out, data, *extra):
-    """`python3 -m release --out OUT [--data DATA] extra...`; data None means the default, the repository's data/."""
-    return run_python(["-m", "release", "--out", str(out), *(["--data", str(data)] if data else []), *extra])
+    """`python3 -m instructors.release --out OUT [--data DATA] extra...`; data None means the default, the repository's data/."""
+    return run_python(["-m", "instructors.release", "--out", str(out), *(["--data", str(data)] if data else []), *extra])
 
 
 def write_data(folder, corpus, train, dev):
@@ -219,7 +219,7 @@ def test_starter_keeps_every_signature_and_docstring(release):
 def test_student_tree_holds_what_students_need(release, data_dir):
     student = release / "student"
     for path in ("run.sh", "grader.py", "environment.yml", "requirements.txt", "README.md",
-                 "src/run.py", "src/collect_submission.py", "src/submission/__init__.py"):
+                 "src/run.py", "src/stages/collect.py", "src/submission/__init__.py"):
         assert (student / path).is_file(), path
     assert os.stat(student / "run.sh").st_mode & stat.S_IXUSR
     for name in DATA_FILES:
@@ -240,9 +240,8 @@ def test_student_tree_leaks_no_labels_outputs_tests_or_tooling(release, data_dir
     student = release / "student"
     files = files_under(student)
     assert not [f for f in files if f.endswith((".params", ".predictions", ".pyc"))]
-    assert not [f for f in files if f.startswith(("tests/", "src/release/", "src/worldgen/", ".ci/"))
-                or f in ("src/bench.py", "src/bench_grader.py", "src/demo.py", "src/cached_perceiver.py",
-                         "data/birth_test.tsv")]
+    assert not [f for f in files if f.startswith(("tests/", "src/instructors/", ".ci/"))
+                or f in ("src/stages/cached_perceiver.py", "data/birth_test.tsv")]
     labels = [line for line in (data_dir / "birth_test.tsv").read_text(encoding="utf-8").splitlines() if line]
     for name in files:
         text = (student / name).read_bytes().decode("utf-8", errors="replace")
@@ -387,7 +386,7 @@ def test_collect_submission_zips_the_18_deliverables_flat(tmp_path):
     contents = fill_submission(tmp_path / "submission")
     (tmp_path / "submission" / "notes.txt").write_text("not a deliverable")
     out = tmp_path / "submission.zip"
-    done = run_python(["src/collect_submission.py", "--submission-dir", str(tmp_path / "submission"),
+    done = run_python(["-m", "stages.collect", "--submission-dir", str(tmp_path / "submission"),
                        "--out", str(out)])
     assert done.returncode == 0, done.stderr
     with zipfile.ZipFile(out) as archive:
@@ -402,7 +401,7 @@ def test_collect_submission_names_every_missing_deliverable_and_keeps_the_old_zi
         (tmp_path / "submission" / name).unlink()
     out = tmp_path / "submission.zip"
     out.write_bytes(b"an earlier zip")
-    done = run_python(["src/collect_submission.py", "--submission-dir", str(tmp_path / "submission"),
+    done = run_python(["-m", "stages.collect", "--submission-dir", str(tmp_path / "submission"),
                        "--out", str(out)])
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0 and "3 of 18" in done.stderr
@@ -462,7 +461,7 @@ def run_autograder(release, submission, tmp_path, **env):
 def test_run_autograder_gives_a_zip_of_the_solution_full_marks(release, data_dir, tmp_path):
     write_solution_submission(tmp_path / "solution", data_dir)
     archive = tmp_path / "submission.zip"
-    done = run_python(["src/collect_submission.py", "--submission-dir", str(tmp_path / "solution"),
+    done = run_python(["-m", "stages.collect", "--submission-dir", str(tmp_path / "solution"),
                        "--out", str(archive)])
     assert done.returncode == 0, done.stderr
     uploaded = tmp_path / "uploaded"

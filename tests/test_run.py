@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 import torch
 
-import baseline
-import metrics
-import plot
 import run
-from decoding import predict_places_plain
+from stages import baseline, facts, plot, records
+from stages.inputs import pretraining_dataset
+from stages.params import stamp_vocabulary, vocabulary_string
+from stages.decoding import predict_places_plain
 from submission import GPTConfig, helper
 from submission.dataset import CharCorruptionDataset
 
@@ -131,7 +131,7 @@ def pipeline(tmp_path_factory):
 
 
 def small_model(variant, vocab_size, **size):
-    mconf = GPTConfig(vocab_size, run.BLOCK_SIZE, **{**run.SMALL_MODEL, **size})
+    mconf = GPTConfig(vocab_size, facts.BLOCK_SIZE, **{**run.SMALL_MODEL, **size})
     if variant == "vanilla":
         return helper.initialize_vanilla_model(mconf)
     return helper.initialize_perceiver_model(mconf, bottleneck_dim=32)
@@ -155,7 +155,7 @@ def test_training_stage_saves_a_small_model_of_its_variant(pipeline, stage):
     assert {k: tuple(v.shape) for k, v in state.items()} == {k: tuple(v.shape) for k, v in model.state_dict().items()}
     assert "epoch 1/1 iter 0: train loss" in pipeline.results[stage].stderr  # the progress bar
     with open(pipeline.data / "wiki.txt", encoding="utf-8") as f:
-        characters = sorted(set(f.read()) | set(run.RESERVED_CHARS))
+        characters = sorted(set(f.read()) | set(facts.RESERVED_CHARS))
     assert sorted(state._metadata[""]["vocabulary"]) == characters  # stamped with its vocabulary
 
 
@@ -205,7 +205,7 @@ def test_predictions_equal_the_one_question_at_a_time_loop(pipeline, stage, one_
     """run.py decodes many questions per forward pass; the plain loop answers one at a time."""
     written, params, _ = STAGES[stage]
     with open(pipeline.data / "wiki.txt", encoding="utf-8") as f:
-        dataset = CharCorruptionDataset(f.read(), run.BLOCK_SIZE)
+        dataset = CharCorruptionDataset(f.read(), facts.BLOCK_SIZE)
     model = small_model(stage.split("_")[0], dataset.vocab_size)
     model.load_state_dict(torch.load(pipeline.out / params, map_location="cpu", weights_only=True))
     count = 48
@@ -216,7 +216,7 @@ def test_predictions_equal_the_one_question_at_a_time_loop(pipeline, stage, one_
 
 @pytest.mark.parametrize("stage", TRAINING_STAGES)
 def test_training_writes_a_metrics_csv(pipeline, stage):
-    rows = metrics.read_metrics(pipeline.experiments / stage / "metrics.csv")
+    rows = records.read_metrics(pipeline.experiments / stage / "metrics.csv")
     assert rows and all(None not in row.values() for row in rows)
     steps = [row["step"] for row in rows]
     tokens = [row["tokens"] for row in rows]
@@ -248,12 +248,12 @@ def test_london_baseline_on_the_course_data_is_five_percent():
 # ---- records and plots -----------------------------------------------------------------------
 
 def test_recorder_writes_one_row_a_step_from_the_trainer_tags(tmp_path):
-    with metrics.RunRecorder(tmp_path / "run", use_tensorboard=False) as recorder:
+    with records.RunRecorder(tmp_path / "run", use_tensorboard=False) as recorder:
         for step in (1, 11):
             for column, value in zip(("loss", "lr", "tokens", "epoch", "seconds"), (2.5, 1e-4, 100 * step, 1, 0.5)):
                 recorder.add_scalar("train/" + column, value, step)
         recorder.add_scalar("train/loss", 1.5, 21)
-    rows = metrics.read_metrics(tmp_path / "run" / "metrics.csv")
+    rows = records.read_metrics(tmp_path / "run" / "metrics.csv")
     assert [row["step"] for row in rows] == [1, 11, 21]
     assert rows[1] == dict(step=11, epoch=1, loss=2.5, lr=1e-4, tokens=1100, seconds=0.5)
     assert rows[2]["loss"] == 1.5 and rows[2]["lr"] is None
@@ -340,9 +340,10 @@ def inputs(tmp_path_factory):
     (folder / "not_params.params").write_text("these are not parameters\n")
     whole = (folder / "vanilla.params").read_bytes()
     (folder / "cut_short.params").write_bytes(whole[:len(whole) // 2])
-    torch.save(small_model("vanilla", vocab, **TINY).state_dict(), folder / "same_size_vocab.params")
-    characters = run.vocabulary_string(run.pretraining_dataset(str(folder / "wiki.txt")))
-    run.stamp_vocabulary(folder / "same_size_vocab.params", characters.replace("a", "~"))
+    characters = vocabulary_string(pretraining_dataset(str(folder / "wiki.txt")))
+    same_size = small_model("vanilla", vocab, **TINY)
+    stamp_vocabulary(same_size, characters.replace("a", "~"))
+    torch.save(same_size.state_dict(), folder / "same_size_vocab.params")
     good = (folder / "birth_dev.tsv").read_text(encoding="utf-8").split("\n")
     (folder / "no_tab.tsv").write_text("\n".join([good[0], good[1].replace("\t", " "), *good[2:]]))
     (folder / "unknown_chars.tsv").write_text("\n".join([good[0], "Where was Zoë #9 born?\tLondon", *good[1:]]))

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
-from submission.trainer import collate_trimmed, learning_rate, optimizer_groups
+from submission.trainer import learning_rate, optimizer_groups
+from stages.training import collate_trimmed
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -107,22 +108,24 @@ def test_collate_cuts_all_pad_target_columns_and_keeps_the_loss(names, tiny_conf
         torch.testing.assert_close(model(x, y)[1], model(whole_x, whole_y)[1])
 
 
-def test_lr_history_follows_schedule_on_uncut_token_counts(names, tiny_config):
+def test_learning_rates_follow_schedule_on_uncut_token_counts(names, tiny_config):
     """Batches of 8, 8, 4 examples of 127 positions each, over 2 epochs; the
     rate set after each step is the schedule at the positions seen so far,
     counting whole (uncut) batches. Warmup and final_tokens are chosen so the
     run crosses warmup, the cosine, the floor and the rise past final_tokens."""
     per_example = 127
     warmup, final = 10 * per_example, 22 * per_example
+    rates = []
     config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=1e-3, lr_decay=True,
-                           warmup_tokens=warmup, final_tokens=final, device="cpu")
+                           warmup_tokens=warmup, final_tokens=final, device="cpu",
+                           callbacks=[lambda trainer: rates.append(trainer.lr)])
     torch.manual_seed(1)
     trainer = Trainer(GPT(tiny_config(len(names.stoi), 128, n_layer=2)), names, None, config)
     trainer.train()
     seen = list(itertools.accumulate([8, 8, 4] * 2))
     assert trainer.step == 6
     assert trainer.tokens == 40 * per_example
-    assert trainer.lr_history == pytest.approx([schedule(1e-3, warmup, final, n * per_example) for n in seen])
+    assert rates == pytest.approx([schedule(1e-3, warmup, final, n * per_example) for n in seen])
 
 
 # ---------------------------------------------------------------- weight decay

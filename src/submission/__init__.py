@@ -1,4 +1,9 @@
-"""The student-facing minGPT fork: models, datasets, trainer and the helpers run.py calls."""
+"""
+The students' package, which they complete and hand in: a minGPT fork with
+the attention variants, the GPT, the two datasets, a plain trainer and the
+helpers run.py calls. It imports nothing else of the project; what the stages
+add (fast steps, cached decoding, input checks) lives in src/stages/.
+"""
 
 from .attention import CausalSelfAttention, CausalCrossAttention
 from .dataset import CharCorruptionDataset, NameDataset

@@ -1,7 +1,7 @@
 """
 Command line: writes a generated world into a folder.
 
-    PYTHONPATH=src python3 -m worldgen --out data --seed 224
+    PYTHONPATH=src python3 -m instructors.worldgen --out data --seed 224
 """
 
 import argparse
@@ -11,7 +11,7 @@ from .world import write_world
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m worldgen", description=__doc__.strip().splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m instructors.worldgen", description=__doc__.strip().splitlines()[0])
     parser.add_argument("--out", required=True, help="folder to write the five files into")
     parser.add_argument("--seed", type=int, required=True, help="the world's random seed")
     parser.add_argument("--train", type=int, default=2000, help="people in birth_places_train.tsv")

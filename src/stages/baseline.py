@@ -6,7 +6,7 @@ place that is most frequent among the training answers (the first in file
 order if several are equally frequent). A model that has learnt nothing but
 the answer distribution lands near these numbers.
 
-    python src/baseline.py --train_path data/birth_places_train.tsv --dev_path data/birth_dev.tsv
+    ./run.sh london_baseline   # python3 -m stages.baseline --train_path data/birth_places_train.tsv --dev_path data/birth_dev.tsv
 """
 
 import argparse
@@ -16,9 +16,7 @@ from collections import Counter
 
 from submission.utils import evaluate_places
 
-
-class InputError(Exception):
-    """A missing or malformed file: reported as one line on stderr, exit status 1."""
+from .inputs import InputError
 
 
 def labelled_places(path):

@@ -3,10 +3,10 @@ The demo: does pretraining let a small GPT answer questions about people it
 was never finetuned on? The whole experiment of the assignment, on a world
 small enough for a laptop CPU, in a few minutes:
 
-    python src/demo.py            # what ./run.sh demo runs
-    python src/demo.py --quick    # the reduced form the tests run, about 3 minutes
+    ./run.sh demo            # python3 -m instructors.demo, with src/ on the path
+    ./run.sh demo --quick    # the reduced form the tests run, about 3 minutes
 
-1. generate a small world (src/worldgen) into --out_dir: short biographies
+1. generate a small world (instructors/worldgen) into --out_dir: short biographies
    that state the birth place early, several paraphrases a person;
 2. baseline: always answer the most frequent birth place of the training set;
 3. without pretraining: a fresh GPT finetuned on the training questions;
@@ -30,9 +30,12 @@ from dataclasses import dataclass
 
 import torch
 
-from decoding import predict_places
 from submission import CharCorruptionDataset, GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
-from worldgen import write_world
+
+from stages.decoding import predict_places
+from stages.training import run_config
+
+from .worldgen import write_world
 
 DEFAULTS = dict(train_people=200, dev_people=100, paraphrases=10, name_link=0.2,
                 n_layer=2, n_head=4, n_embd=128, block_size=96, dropout=0.0,
@@ -124,10 +127,11 @@ def new_model(args, vocab_size):
 
 
 def trainer_config(args, epochs, batch_size, learning_rate, examples):
-    """The assignment's schedule (warmup, then cosine decay that ends with the last epoch)."""
-    return TrainerConfig(max_epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, lr_decay=True,
-                         warmup_tokens=WARMUP_TOKENS, final_tokens=epochs * examples * args.block_size,
-                         num_workers=0, device=args.device)
+    """The assignment's schedule (warmup, then cosine decay that ends with the last epoch), with the stages' fast steps."""
+    config = TrainerConfig(max_epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, lr_decay=True,
+                           warmup_tokens=WARMUP_TOKENS, final_tokens=epochs * examples * args.block_size,
+                           num_workers=0)
+    return run_config(config, torch.device(args.device))
 
 
 def pretrain(args, model, corpus):

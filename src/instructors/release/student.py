@@ -1,43 +1,34 @@
 """
 Assemble the starter tree a student receives (OUT/student) from this repository.
 
-What goes in:
+What goes in, by the layout of src/ (see each package's docstring):
   - the top-level files students run or install from (TOP_FILES), among them
     grader.py, whose hidden tests are listed but whose data stays in the
     hidden bundle;
-  - the entry points: the src/ scripts that run.sh runs, except the
-    NEVER_SHIPPED ones (instructors' tools), and the modules of src/ that
-    they or grader.py import (see modules.py), except the LEFT_OUT ones;
+  - every file of src/ but the instructors' package (src/instructors/) and
+    LEFT_OUT: run.py, the stages' runtime (src/stages/) and the grader's
+    machinery (src/grading/);
   - src/submission's .py files with their regions cut (see regions.py), and
     nothing else of it, so no params or predictions;
   - the course data students train and evaluate on (DATA_FILES), without the
     test labels;
   - a student README made from templates/README.student.md.
-The project's own tests, tooling and labels are never reached: only what is
-listed, run or imported is copied.
 """
 
 import os
-import re
 import shutil
 
-from collect_submission import DELIVERABLES
+from stages.facts import DATA_FILES, DELIVERABLES
 
 from . import regions
-from .modules import module_files, needed_modules
 
 TOP_FILES = ("run.sh", "grader.py", "environment.yml", "requirements.txt")
-ALWAYS_RUN = ("src/run.py", "src/collect_submission.py")
-RUN_SH_SCRIPT = re.compile(r"\bsrc/([A-Za-z_]\w*)\.py\b")
-DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
-# Instructors' tools: the release, benchmarks, and the world generator (which
-# could regenerate the default test labels) with the demo that runs it.
-NEVER_SHIPPED = ("release", "bench", "bench_grader", "worldgen", "demo")
-# Modules the starter leaves out although shipped code imports them, because
-# they give an answer away; the importing code does without them. The
-# perceiver's decoding cache writes out the blocks of part (g).
-LEFT_OUT = ("cached_perceiver",)
 SUBMISSION = "submission"
+INSTRUCTORS = "instructors"
+# Files of the shipped packages that the starter leaves out because they give
+# an answer away; the code that imports them does without. The perceiver's
+# decoding cache writes out the blocks of part (g).
+LEFT_OUT = ("src/stages/cached_perceiver.py",)
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 
@@ -58,29 +49,17 @@ def copy_file(source, destination):
     shutil.copy2(source, destination)
 
 
-def scripts(repo_dir):
-    """The src/ scripts the starter runs: ALWAYS_RUN and those run.sh names, NEVER_SHIPPED left out."""
-    with open(os.path.join(repo_dir, "run.sh"), encoding="utf-8") as f:
-        named = {f"src/{name}.py" for name in RUN_SH_SCRIPT.findall(f.read()) if name not in NEVER_SHIPPED}
-    return sorted(path for path in named | set(ALWAYS_RUN) if os.path.isfile(os.path.join(repo_dir, path)))
-
-
 def starter_sources(repo_dir):
-    """The src/ files to copy as they are (paths relative to repo_dir): the scripts and the modules they need."""
+    """The src/ files to copy as they are (paths relative to repo_dir): all but the
+    student package (cut separately), the instructors' package and LEFT_OUT."""
     src_dir = os.path.join(repo_dir, "src")
-    entry_points = scripts(repo_dir)
-    modules = [name for name in needed_modules(src_dir, [os.path.join(repo_dir, path)
-                                                         for path in entry_points + ["grader.py"]])
-               if name not in LEFT_OUT]
-    shipped_by_mistake = [name for name in modules if name in NEVER_SHIPPED]
-    if shipped_by_mistake:
-        raise ReleaseError(f"the starter's scripts import {', '.join(shipped_by_mistake)}, "
-                           f"which must not reach students")
-    files = [os.path.join(repo_dir, path) for path in entry_points]
-    for name in modules:
-        if name != SUBMISSION:
-            files += module_files(src_dir, name)
-    return sorted(os.path.relpath(path, repo_dir) for path in set(files))
+    files = []
+    for folder, subfolders, names in os.walk(src_dir):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__"
+                               and os.path.join(folder, name) not in (os.path.join(src_dir, SUBMISSION),
+                                                                      os.path.join(src_dir, INSTRUCTORS)))
+        files += [os.path.relpath(os.path.join(folder, name), repo_dir) for name in names if name.endswith(".py")]
+    return sorted(path for path in files if path not in LEFT_OUT)
 
 
 def write_cut_submission(src_dir, out_src_dir):
@@ -115,7 +94,7 @@ def environment_name(repo_dir):
 
 
 def write_readme(repo_dir, out_dir):
-    """The student README, with the environment's name and the deliverables (from collect_submission) filled in."""
+    """The student README, with the environment's name and the deliverables (stages/facts.py) filled in."""
     with open(os.path.join(TEMPLATES, "README.student.md"), encoding="utf-8") as f:
         template = f.read()
     listed = "\n".join(f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1))
@@ -129,7 +108,7 @@ def build_student(repo_dir, data_dir, out_dir):
     Write the starter tree into out_dir (which must not exist yet) and
     return the number of regions cut.
     """
-    require_files(repo_dir, TOP_FILES + ALWAYS_RUN)
+    require_files(repo_dir, TOP_FILES + ("src/run.py",))
     require_files(data_dir, DATA_FILES)
     os.makedirs(out_dir)
     for path in TOP_FILES + tuple(starter_sources(repo_dir)):

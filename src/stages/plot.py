@@ -1,6 +1,6 @@
 """
 ./run.sh plot <run>: draw a run's training loss and learning rate against
-the step, from <experiments_dir>/<run>/metrics.csv (see metrics.py), into
+the step, from <experiments_dir>/<run>/metrics.csv (see records.py), into
 <experiments_dir>/<run>/curves.png. <run> may also be a run folder or a
 metrics CSV. Drawing needs matplotlib, which the project does not otherwise
 need: without it this says so and exits 1.
@@ -10,11 +10,8 @@ import argparse
 import os
 import sys
 
-from metrics import CSV_NAME, read_metrics
-
-
-class InputError(Exception):
-    """Reported as one line on stderr, exit status 1."""
+from .inputs import InputError
+from .records import CSV_NAME, read_metrics
 
 
 def metrics_path(run, experiments_dir):

@@ -8,7 +8,7 @@ the second MASK of the completed string.
 predict_places_plain answers one question at a time with
 submission.utils.sample, running the whole sequence through the model for
 every character; predict_places answers many questions per forward pass with
-a key/value cache (cached_gpt.py) and gives the same predictions.
+a key/value cache (greedy.py) and gives the same predictions.
 """
 
 import sys
@@ -16,8 +16,9 @@ import sys
 import torch
 from tqdm import tqdm
 
-from cached_gpt import CacheUnusable, greedy_decode
 from submission.utils import sample
+
+from .greedy import CacheUnusable, greedy_decode
 
 ANSWER_STEPS = 32
 

@@ -1,7 +1,7 @@
 """
 Zip the 18 files to hand in, from src/submission, into one flat zip.
 
-    python3 src/collect_submission.py [--submission-dir DIR] [--out ZIP]
+    ./run.sh collect_submission [--submission-dir DIR] [--out ZIP]
 
 The zip holds the files under their bare names (no directories), as the
 handout asks. When any deliverable is missing the command names every missing
@@ -16,30 +16,15 @@ import sys
 import tempfile
 import zipfile
 
-SRC_DIR = os.path.dirname(os.path.abspath(__file__))
+from .facts import DELIVERABLES, MAKER
+
+SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_DIR = os.path.dirname(SRC_DIR)
 
-# The deliverables in the handout's order, each with what makes it.
-DELIVERABLES = {
-    "__init__.py": "your code",
-    "attention.py": "your code",
-    "dataset.py": "your code",
-    "helper.py": "your code",
-    "model.py": "your code",
-    "trainer.py": "your code",
-    "utils.py": "your code",
-    "vanilla.model.params": "./run.sh vanilla_finetune_without_pretrain",
-    "vanilla.nopretrain.dev.predictions": "./run.sh vanilla_eval_dev_without_pretrain",
-    "vanilla.nopretrain.test.predictions": "./run.sh vanilla_eval_test_without_pretrain",
-    "vanilla.pretrain.params": "./run.sh vanilla_pretrain",
-    "vanilla.finetune.params": "./run.sh vanilla_finetune_with_pretrain",
-    "vanilla.pretrain.dev.predictions": "./run.sh vanilla_eval_dev_with_pretrain",
-    "vanilla.pretrain.test.predictions": "./run.sh vanilla_eval_test_with_pretrain",
-    "perceiver.pretrain.params": "./run.sh perceiver_pretrain",
-    "perceiver.finetune.params": "./run.sh perceiver_finetune_with_pretrain",
-    "perceiver.pretrain.dev.predictions": "./run.sh perceiver_eval_dev_with_pretrain",
-    "perceiver.pretrain.test.predictions": "./run.sh perceiver_eval_test_with_pretrain",
-}
+
+def maker(name):
+    """What makes the deliverable `name`: the student's code, or a stage of run.sh."""
+    return f"./run.sh {MAKER[name]}" if name in MAKER else "your code"
 
 
 def missing_deliverables(submission_dir):
@@ -81,7 +66,7 @@ def main(argv=None):
         return 1
     missing = missing_deliverables(args.submission_dir)
     if missing:
-        listed = ", ".join(f"{name} ({DELIVERABLES[name]})" for name in missing)
+        listed = ", ".join(f"{name} ({maker(name)})" for name in missing)
         print(f"collect_submission: {len(missing)} of {len(DELIVERABLES)} deliverables missing from "
               f"{args.submission_dir}: {listed}", file=sys.stderr)
         return 1

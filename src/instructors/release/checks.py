@@ -75,8 +75,8 @@ def python_failure(tree, code, *args):
 def import_failure(tree):
     """None when every module of tree/src imports, else the error's last line."""
     src = os.path.join(tree, "src")
-    modules = sorted(name[:-3] if name.endswith(".py") else name for name in os.listdir(src)
-                     if name.endswith(".py") or os.path.isfile(os.path.join(src, name, "__init__.py")))
+    modules = sorted(os.path.splitext(path)[0].replace(os.sep, ".").removesuffix(".__init__")
+                     for path in tree_files(src) if path.endswith(".py") and not path.endswith("__main__.py"))
     return python_failure(tree, "import " + ", ".join(modules))
 
 

@@ -1,6 +1,6 @@
 """
-Greedy decoding's key/value cache for the perceiver GPT (see cached_gpt.py
-for the vanilla one and for the decoding loop that uses both).
+Greedy decoding's key/value cache for the perceiver GPT (cached_gpt.py has
+the vanilla one, kv_cache.py the shared pieces, greedy.py the loop).
 
 Perceiver (m latents): latent j of the down block attends to inputs 0..j
 (query row j sees key columns <= j), and the middle blocks are causal over
@@ -14,7 +14,7 @@ up block's query row t.
 
 import torch
 
-from cached_gpt import KVCache, attend_cached, attention_and_mlp
+from .kv_cache import KVCache, attend_cached, attention_and_mlp
 
 
 def cached_block(block, cache, x, positions, rows=None):

@@ -16,7 +16,7 @@ import os
 import shutil
 import stat
 
-from collect_submission import DELIVERABLES
+from stages.facts import DELIVERABLES
 
 from .student import SUBMISSION, TEMPLATES, ReleaseError
 

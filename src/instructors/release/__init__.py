@@ -1,8 +1,8 @@
 """
 Cut the student starter and the grading server's bundle out of this repository.
 
-    PYTHONPATH=src python3 -m release --out OUT [--force] [--data DIR]
-                                     [--test-labels FILE] [--thresholds FILE]
+    ./run.sh release --out OUT [--force] [--data DIR]
+                   [--test-labels FILE] [--thresholds FILE]
 
 writes OUT/student (see student.py), OUT/autograder and OUT/autograder.zip
 (see autograder.py). The student-written regions are cut by regions.py, and

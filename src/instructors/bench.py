@@ -1,7 +1,7 @@
 """
 The plain path against the fast path, side by side in one run on this machine:
 
-    python src/bench.py [--questions 500] [--steps 4] [--threads N] [--perceiver] [--parts train eval ...]
+    ./run.sh bench [--questions 500] [--steps 4] [--threads N] [--perceiver] [--parts train eval ...]
 
 (what `./run.sh bench` runs). Rows of the table:
 
@@ -40,23 +40,26 @@ import sys
 import time
 
 import torch
+from torch.utils.data.dataloader import default_collate
 from tqdm import tqdm
 
-from decoding import predict_places, predict_places_plain
-from run import InputError, checked_params, pretraining_dataset, read_questions, read_text, vocabulary_string
 from submission import GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
 from submission.utils import pick_device
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from stages.decoding import predict_places, predict_places_plain
+from stages.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS, GRADED_MODEL, GRADED_TRAINING,
+                          TRAIN_QUESTIONS)
+from stages.inputs import InputError, pretraining_dataset, read_questions, read_text
+from stages.params import checked_params, vocabulary_string
+from stages.training import FastSteps, fused_adamw
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COURSE_DATA = os.path.join(os.path.dirname(ROOT), 'shared', 'data')
-BLOCK_SIZE = 128
-GRADED_MODEL = dict(n_layer=4, n_head=8, n_embd=256)
-BOTTLENECK_DIM = 32
-PRETRAIN = dict(batch_size=128, learning_rate=6e-3)
-FINETUNE = dict(batch_size=256, learning_rate=6e-4)
-PRETRAIN_EPOCHS = 650
+PRETRAIN = {name: GRADED_TRAINING['pretrain'][name] for name in ('batch_size', 'learning_rate')}
+FINETUNE = {name: GRADED_TRAINING['finetune_without_pretraining'][name] for name in ('batch_size', 'learning_rate')}
+PRETRAIN_EPOCHS = GRADED_TRAINING['pretrain']['max_epochs']
 PARTS = ['train', 'eval', 'data', 'grader']
-DATA_FILES = ('wiki.txt', 'birth_places_train.tsv', 'birth_dev.tsv')
+DATA_FILES = (CORPUS, TRAIN_QUESTIONS, DEV_QUESTIONS)
 
 
 def positive(text):
@@ -115,10 +118,10 @@ def read_data(folder):
     run.py checks them; exits with one line on a bad file."""
     path = {name: os.path.join(folder, name) for name in DATA_FILES}
     try:
-        pretraining = pretraining_dataset(path['wiki.txt'])
-        read_questions(path['birth_places_train.tsv'], '--data_dir', pretraining.stoi, finetuning=True)
-        finetuning = NameDataset(read_text(path['birth_places_train.tsv'], '--data_dir', "question file"), pretraining)
-        dev, _ = read_questions(path['birth_dev.tsv'], '--data_dir', pretraining.stoi, finetuning=False)
+        pretraining = pretraining_dataset(path[CORPUS])
+        read_questions(path[TRAIN_QUESTIONS], '--data_dir', pretraining.stoi, finetuning=True)
+        finetuning = NameDataset(read_text(path[TRAIN_QUESTIONS], '--data_dir', "question file"), pretraining)
+        dev, _ = read_questions(path[DEV_QUESTIONS], '--data_dir', pretraining.stoi, finetuning=False)
     except InputError as error:
         sys.exit(f"bench.py: {error}")
     return pretraining, finetuning, dev
@@ -150,12 +153,12 @@ def training_steps(args, device, examples, shape, vocab_size, final_tokens):
     plain_model = graded_model(vocab_size, args.dropout, fused_attention=False)
     plain_model.load_state_dict(fast_model.state_dict())
     common = dict(lr_decay=True, warmup_tokens=512 * 20, final_tokens=final_tokens, device=device, **shape)
+    fast_steps = FastSteps(device, shape['batch_size'], args.precision, args.compile,
+                           length_groups=args.length_groups)
     trainers = {
-        'plain': Trainer(plain_model, None, None, TrainerConfig(trim_padding=False, fused_adamw=False,
-                                                                 precision='fp32', **common)),
-        'fast': Trainer(fast_model, None, None, TrainerConfig(trim_padding=True, fused_adamw=True,
-                                                               precision=args.precision, compile=args.compile,
-                                                               length_groups=args.length_groups, **common)),
+        'plain': Trainer(plain_model, None, None, TrainerConfig(**common)),
+        'fast': Trainer(fast_model, None, None, TrainerConfig(collate_fn=fast_steps.collate, step_fn=fast_steps,
+                                                               optimizer_fn=fused_adamw, **common)),
     }
     seconds = {name: [] for name in trainers}
     kernel = {name: [0.0, 0.0] for name in trainers}  # system and total CPU seconds
@@ -164,16 +167,16 @@ def training_steps(args, device, examples, shape, vocab_size, final_tokens):
     for name, trainer in trainers.items():
         trainer.setup()
         trainer.model.train()
-        batches[name] = trainer.collate(examples)
+        batches[name] = (trainer.config.collate_fn or default_collate)(examples)
         starts[name] = (copy.deepcopy(trainer.model.state_dict()), copy.deepcopy(trainer.optimizer.state_dict()))
-        trainer.train_step(*batches[name])  # warm-up
+        trainer.step_fn(trainer, batches[name])  # warm-up
     for _ in tqdm(range(args.steps), desc=f"training steps, batch {len(examples)}"):
         for name, trainer in trainers.items():
             weights, optimizer_state = starts[name]
             trainer.model.load_state_dict(weights)
             trainer.optimizer.load_state_dict(optimizer_state)
             started, cpu = time.perf_counter(), os.times()
-            loss = trainer.train_step(*batches[name]).item()  # .item() waits for the device
+            loss = trainer.step_fn(trainer, batches[name])[0].item()  # .item() waits for the device
             seconds[name].append(time.perf_counter() - started)
             done = os.times()
             kernel[name][0] += done.system - cpu.system

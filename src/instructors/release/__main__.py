@@ -1,5 +1,5 @@
 """
-The release command: `PYTHONPATH=src python3 -m release --out OUT` (or `./run.sh release --out OUT`).
+The release command: `./run.sh release --out OUT` (python3 -m instructors.release, src/ on the path).
 
 Everything is built in a temporary folder beside OUT and checked there; only
 a release that passes every check is moved into OUT, so a failed run leaves
@@ -13,17 +13,19 @@ import shutil
 import sys
 import tempfile
 
+from stages.facts import DATA_FILES
+
 from . import checks
 from .autograder import TEST_INPUTS, build_autograder, check_test_labels
 from .regions import RegionError
-from .student import DATA_FILES, ReleaseError, build_student, require_files
+from .student import ReleaseError, build_student, require_files
 
-REPO_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 OUTPUTS = ("student", "autograder", "autograder.zip")
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="release", description="Cut the student starter and the "
+    parser = argparse.ArgumentParser(prog="./run.sh release", description="Cut the student starter and the "
                                      "autograder bundle out of the reference solution.")
     parser.add_argument("--out", required=True, help="folder to write student/, autograder/ and autograder.zip into")
     parser.add_argument("--force", action="store_true", help="replace an earlier release in a non-empty OUT")

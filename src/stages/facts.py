@@ -1,0 +1,105 @@
+"""
+The assignment's facts, each stated once: the graded model and training
+settings, the reserved characters, the data files, and the stage table
+(stage -> function, variant, the files it reads and writes, the stage that
+makes each of its inputs). run.py, run.sh's help, collect.py, the release and
+the bench read them from here; the README's stage table and the grader's own
+copy (grader.py must not import what it grades) are checked against them by
+tests/test_layout.py. Standard library only, so that `./run.sh help` works
+before torch is installed.
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+BLOCK_SIZE = 128
+GRADED_MODEL = dict(n_layer=4, n_head=8, n_embd=256)
+BOTTLENECK_DIM = 32
+PAD_CHAR = '\u25A1'  # id 0; the loss ignores it
+MASK_CHAR = '\u2047'  # id 1
+RESERVED_CHARS = {PAD_CHAR: 'PAD', MASK_CHAR: 'MASK'}
+
+# The trainer configurations the handout fixes; final_tokens = 200 * len(pretrain_dataset) * block_size.
+COMMON_TRAINING = dict(lr_decay=True, warmup_tokens=512 * 20, num_workers=4, ckpt_path=None)
+GRADED_TRAINING = {
+    'finetune_without_pretraining': dict(max_epochs=75, batch_size=256, learning_rate=6e-4, **COMMON_TRAINING),
+    'finetune_with_pretraining': dict(max_epochs=10, batch_size=256, learning_rate=6e-4, **COMMON_TRAINING),
+    'pretrain': dict(max_epochs=650, batch_size=128, learning_rate=6e-3, **COMMON_TRAINING),
+}
+
+CORPUS = 'wiki.txt'
+TRAIN_QUESTIONS = 'birth_places_train.tsv'
+DEV_QUESTIONS = 'birth_dev.tsv'
+TEST_QUESTIONS = 'birth_test_inputs.tsv'
+DATA_FILES = (CORPUS, TRAIN_QUESTIONS, DEV_QUESTIONS, TEST_QUESTIONS)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One graded stage of run.sh: `function` of run.py on `variant`, reading
+    `params_in` (a file of OUT_DIR, or None) and `questions` (a data file, or
+    'test' for $TEST_FILE), writing `writes` into OUT_DIR."""
+    name: str
+    function: str
+    variant: str
+    writes: str
+    params_in: Optional[str] = None
+    questions: Optional[str] = None
+    summary: str = ''
+
+
+STAGES = (
+    Stage('vanilla_finetune_without_pretrain', 'finetune', 'vanilla', 'vanilla.model.params',
+          questions=TRAIN_QUESTIONS, summary="train a vanilla GPT from scratch on the training questions"),
+    Stage('vanilla_eval_dev_without_pretrain', 'evaluate', 'vanilla', 'vanilla.nopretrain.dev.predictions',
+          'vanilla.model.params', DEV_QUESTIONS, "answer the dev questions, print accuracy"),
+    Stage('vanilla_eval_test_without_pretrain', 'evaluate', 'vanilla', 'vanilla.nopretrain.test.predictions',
+          'vanilla.model.params', 'test', "answer the test questions"),
+    Stage('vanilla_pretrain', 'pretrain', 'vanilla', 'vanilla.pretrain.params',
+          summary="span-corruption pretraining on wiki.txt (hours on a GPU)"),
+    Stage('vanilla_finetune_with_pretrain', 'finetune', 'vanilla', 'vanilla.finetune.params',
+          'vanilla.pretrain.params', TRAIN_QUESTIONS, "finetune the pretrained vanilla GPT"),
+    Stage('vanilla_eval_dev_with_pretrain', 'evaluate', 'vanilla', 'vanilla.pretrain.dev.predictions',
+          'vanilla.finetune.params', DEV_QUESTIONS, "answer the dev questions, print accuracy"),
+    Stage('vanilla_eval_test_with_pretrain', 'evaluate', 'vanilla', 'vanilla.pretrain.test.predictions',
+          'vanilla.finetune.params', 'test', "answer the test questions"),
+    Stage('perceiver_pretrain', 'pretrain', 'perceiver', 'perceiver.pretrain.params',
+          summary="span-corruption pretraining of the perceiver on wiki.txt"),
+    Stage('perceiver_finetune_with_pretrain', 'finetune', 'perceiver', 'perceiver.finetune.params',
+          'perceiver.pretrain.params', TRAIN_QUESTIONS, "finetune the pretrained perceiver"),
+    Stage('perceiver_eval_dev_with_pretrain', 'evaluate', 'perceiver', 'perceiver.pretrain.dev.predictions',
+          'perceiver.finetune.params', DEV_QUESTIONS, "answer the dev questions, print accuracy"),
+    Stage('perceiver_eval_test_with_pretrain', 'evaluate', 'perceiver', 'perceiver.pretrain.test.predictions',
+          'perceiver.finetune.params', 'test', "answer the test questions"),
+)
+GRADED_STAGES = {stage.name: stage for stage in STAGES}
+MAKER = {stage.writes: stage.name for stage in STAGES}  # output file -> the stage that writes it
+
+# The other stages of run.sh, and who may run them: 'all' ship in the
+# student starter, 'instructors' only in this repository.
+OTHER_STAGES = {
+    'london_baseline': ('all', 'dev accuracy of always answering "London" and the most frequent training place'),
+    'plot': ('all', 'loss and learning-rate curves of a run -> experiments/<run>/curves.png (needs matplotlib)'),
+    'collect_submission': ('all', 'zip the deliverables of src/submission/ for upload'),
+    'help': ('all', 'this list'),
+    'demo': ('instructors', 'the whole experiment on a small generated world, minutes on a CPU'),
+    'test': ('instructors', "the project's tests (python3 -m pytest -q; installs what is missing)"),
+    'bench': ('instructors', 'plain vs fast paths, side by side on this machine'),
+    'release': ('instructors', 'cut the student starter and the autograder bundle'),
+}
+
+# The files to hand in, in the handout's order: the package's code, then every stage's output.
+CODE_FILES = ('__init__.py', 'attention.py', 'dataset.py', 'helper.py', 'model.py', 'trainer.py', 'utils.py')
+DELIVERABLES = CODE_FILES + tuple(stage.writes for stage in STAGES)
+
+
+def reads(stage):
+    """The files `stage` reads, as (folder, name) with folder 'data', 'out' or 'test'."""
+    files = [('data', CORPUS)]
+    if stage.params_in:
+        files.append(('out', stage.params_in))
+    if stage.questions == 'test':
+        files.append(('test', TEST_QUESTIONS))
+    elif stage.questions:
+        files.append(('data', stage.questions))
+    return files

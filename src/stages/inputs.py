@@ -1,0 +1,113 @@
+"""
+The stages' input checks. Each reads one input, checks it, and returns the
+parsed object the stage uses; a bad input raises InputError, whose message is
+the one line the user sees (with exit status 1), before anything is written.
+"""
+
+import os
+
+import torch
+
+from submission.dataset import CharCorruptionDataset
+from submission.utils import pick_device
+
+from .facts import BLOCK_SIZE, RESERVED_CHARS
+
+
+class InputError(Exception):
+    """A bad command line or input file: reported as one line on stderr, exit status 1."""
+
+
+def need_file(path, option, what):
+    """The path of an existing file given by `option`, or an InputError saying what is wrong."""
+    if not path:
+        raise InputError(f"{option} is needed: {what}")
+    if not os.path.isfile(path):
+        raise InputError(f"{what} not found: {path} ({option})")
+    return path
+
+
+def need_output_folder(path, option):
+    """Check that `path` may be written: given, not a folder, in a folder that exists."""
+    if not path:
+        raise InputError(f"{option} is needed")
+    if os.path.isdir(path):
+        raise InputError(f"{option} is a folder, not a file: {path}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise InputError(f"the folder of {option} is a file, not a folder: {folder}")
+    if not os.path.isdir(folder):
+        raise InputError(f"the folder of {option} does not exist: {folder}")
+    return path
+
+
+def read_text(path, option, what):
+    need_file(path, option, what)
+    try:
+        with open(path, encoding='utf-8') as f:
+            return f.read()
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path} is not UTF-8 text (byte {error.start})") from None
+
+
+def pretraining_dataset(path):
+    """The span-corruption dataset of the corpus at `path`, which fixes the vocabulary."""
+    text = read_text(path, '--pretrain_corpus_path', "pretraining corpus (it also defines the vocabulary)")
+    if not text.strip():
+        raise InputError(f"the pretraining corpus is empty: {path}")
+    for char, name in RESERVED_CHARS.items():
+        if char in text:
+            raise InputError(f"{path} contains {char!r}, which is reserved for {name}")
+    return CharCorruptionDataset(text, BLOCK_SIZE)
+
+
+def shown(chars):
+    return ', '.join(repr(c) for c in sorted(chars))
+
+
+def read_questions(path, option, vocabulary, finetuning):
+    """
+    The questions of a 'question<TAB>place' file, or of a file of questions
+    only, and the places (None for a questions-only file). Blank lines are
+    skipped. Every character the model will read must be in the vocabulary:
+    for finetuning that is the ASCII part of each line (NameDataset keeps
+    ASCII only), for evaluation the question.
+    """
+    text = read_text(path, option, "question file")
+    lines = [(number, line if finetuning else line.rstrip('\r'))
+             for number, line in enumerate(text.split('\n'), start=1) if line.strip()]
+    if not lines:
+        raise InputError(f"{path} has no questions")
+    labelled = finetuning or '\t' in lines[0][1]
+    questions, places = [], []
+    for number, line in lines:
+        tabs = line.count('\t')
+        if labelled and tabs != 1:
+            raise InputError(f"{path} line {number}: expected 'question<TAB>place', found "
+                             f"{'no tab' if tabs == 0 else f'{tabs} tabs'}: {line[:70]!r}")
+        if not labelled and tabs:
+            raise InputError(f"{path} line {number} has a tab, but line {lines[0][0]} has none: "
+                             f"either every line is 'question<TAB>place' or none is")
+        question, _, place = line.partition('\t')
+        read = line.replace('\t', '').encode('ascii', errors='ignore').decode() if finetuning else question
+        unknown = set(read) - set(vocabulary)
+        if unknown:
+            raise InputError(f"{path} line {number}: characters not in the pretraining corpus's "
+                             f"vocabulary: {shown(unknown)}{' (Windows line ends?)' if chr(13) in unknown else ''}")
+        questions.append(question)
+        places.append(place)
+    return questions, places if labelled else None
+
+
+def chosen_device(name):
+    if name == 'auto':
+        return pick_device()
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise InputError(f"unknown device {name!r}: use auto, cpu, cuda, cuda:N or mps") from None
+    if device.type == 'cuda' and not torch.cuda.is_available():
+        raise InputError("--device cuda, but PyTorch sees no CUDA GPU on this machine")
+    if device.type == 'mps' and not torch.backends.mps.is_available():
+        raise InputError("--device mps, but PyTorch sees no MPS device on this machine")
+    return device

@@ -1,0 +1,149 @@
+"""
+The stages' training: the student's Trainer with faster steps plugged into
+its hooks (TrainerConfig.collate_fn, step_fn, optimizer_fn), computing the
+same loss and gradients as its plain loop up to floating-point rounding.
+
+- Length groups: the rows of a batch are sorted by their last non-PAD
+  target and cut into groups, each cut after its own last target column.
+  Attention is causal and PAD targets are ignored, so with share_g the
+  group's fraction of the batch's non-PAD targets
+
+      loss(batch) = sum_g share_g * loss(group g)
+
+  and the same holds for the gradients; `tokens` still counts the uncut
+  batch (B * T), so the learning-rate schedule is unchanged.
+- Fused AdamW on cuda and cpu.
+- On CUDA: bf16 autocast (fp16 with a grad scaler where bf16 is missing) and
+  TF32 matmuls; optionally torch.compile.
+"""
+
+import functools
+
+import torch
+from torch.utils.data.dataloader import default_collate
+
+from submission.trainer import TrainerConfig
+
+
+def collate_trimmed(examples):
+    """Stack (x, y) examples and cut every column after the last non-PAD target.
+    Returns x (B, W), y (B, W) and the number of positions before the cut (B * T)."""
+    x, y = default_collate(examples)  # (B, T) each
+    target_columns = (y != 0).any(dim=0).nonzero()  # (K, 1) columns with a non-PAD target
+    width = int(target_columns.max()) + 1 if len(target_columns) else 1
+    return x[:, :width].contiguous(), y[:, :width].contiguous(), y.numel()
+
+
+def split_by_length(x, y, groups):
+    """
+    Sort the rows of x, y (B, W) by their last non-PAD target and split them
+    into up to `groups` groups, each cut after its own last non-PAD target
+    column; rows without a target are left out. Returns a list of
+    (x_g (B_g, W_g), y_g (B_g, W_g), share_g), share_g as above.
+    """
+    columns = torch.arange(y.size(1))
+    last = torch.where(y != 0, columns, -1).max(dim=1).values  # (B,) last target column, -1 for none
+    targets = int((y != 0).sum())
+    if targets == 0:  # nothing to learn from: keep the batch whole, as the plain step does
+        return [(x, y, 1.0)]
+    order = torch.argsort(last, descending=True, stable=True)
+    order = order[last[order] >= 0]
+    split = []
+    for rows in order.tensor_split(min(groups, len(order))):
+        width = int(last[rows[0]]) + 1
+        y_g = y[rows, :width]
+        split.append((x[rows, :width], y_g, int((y_g != 0).sum()) / targets))
+    return split
+
+
+def collate_batch(examples, trim_padding, groups):
+    """Stack (x, y) examples into a list of (x_g, y_g, share_g) groups (without
+    trim_padding one group, the whole batch) and the number of positions B * T."""
+    if not trim_padding:
+        x, y = default_collate(examples)
+        return [(x, y, 1.0)], y.numel()
+    x, y, positions = collate_trimmed(examples)
+    return split_by_length(x, y, groups), positions
+
+
+def default_length_groups(device, batch_size):
+    """One group on a GPU, where a step's time hardly depends on the width; on
+    a CPU about 16 rows a group, at most 8 groups (smaller groups cost more in
+    per-call overhead than they save in padding)."""
+    if device.type in ('cuda', 'mps'):
+        return 1
+    return max(1, min(8, batch_size // 16))
+
+
+def autocast_dtype(device, precision):
+    """The dtype to autocast to on `device` for a precision setting; None for fp32."""
+    if precision == 'auto':
+        if device.type != 'cuda':
+            return None
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return {'fp32': None, 'bf16': torch.bfloat16, 'fp16': torch.float16}[precision]
+
+
+class FastSteps:
+    """
+    The step_fn and collate_fn of a fast run on `device`: batches cut into
+    length groups, autocast at `precision` ('auto', 'fp32', 'bf16', 'fp16'),
+    a grad scaler for fp16, the model compiled if `compile`.
+    """
+
+    def __init__(self, device, batch_size, precision='auto', compile=False, trim_padding=True, length_groups=None):
+        self.device = device
+        self.dtype = autocast_dtype(device, precision)
+        self.scaler = torch.amp.GradScaler(device.type, enabled=self.dtype == torch.float16)
+        self.compile = compile
+        self.step_model = None  # the module the steps run: the trainer's model, or its compiled form
+        groups = length_groups or default_length_groups(device, batch_size)
+        self.collate = functools.partial(collate_batch, trim_padding=trim_padding, groups=groups)
+        if device.type == 'cuda':
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+
+    def batch_loss(self, model, groups):
+        """The batch's loss sum_g share_g * loss_g (on the device), backpropagated group by group."""
+        total = 0.0
+        for x, y, share in groups:
+            x = x.to(self.device, non_blocking=True)  # (B_g, W_g)
+            y = y.to(self.device, non_blocking=True)  # (B_g, W_g)
+            with torch.autocast(self.device.type, dtype=self.dtype or torch.float32, enabled=self.dtype is not None):
+                logits, loss = model(x, y)
+                loss = loss * share
+            self.scaler.scale(loss).backward()
+            total = total + loss.detach()
+        return total
+
+    def __call__(self, trainer, batch):
+        """One optimizer step of `trainer` on a collated batch; returns its loss and uncut positions."""
+        if self.step_model is None:
+            self.step_model = torch.compile(trainer.model) if self.compile else trainer.model
+        groups, positions = batch
+        trainer.optimizer.zero_grad(set_to_none=True)
+        loss = self.batch_loss(self.step_model, groups)
+        self.scaler.unscale_(trainer.optimizer)
+        torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), trainer.config.grad_norm_clip)
+        self.scaler.step(trainer.optimizer)
+        self.scaler.update()
+        return loss, positions
+
+
+def fused_adamw(param_groups, config):
+    """AdamW with its fused kernel where PyTorch has one (cuda, cpu)."""
+    fused = torch.device(config.device).type in ('cuda', 'cpu')
+    return torch.optim.AdamW(param_groups, lr=config.learning_rate, betas=config.betas, fused=fused)
+
+
+def run_config(student_config, device, precision='auto', compile=False, **overrides):
+    """
+    A new TrainerConfig: the student's settings, then `overrides` (e.g. a
+    smoke run's max_epochs), then the fast hooks on `device`. The student's
+    object is left as it is.
+    """
+    settings = {name: getattr(student_config, name) for name in dir(student_config) if not name.startswith('_')}
+    settings.update(overrides)
+    steps = FastSteps(device, settings['batch_size'], precision, compile)
+    settings.update(device=device, collate_fn=steps.collate, step_fn=steps, optimizer_fn=fused_adamw)
+    return TrainerConfig(**settings)

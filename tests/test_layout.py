@@ -1,0 +1,210 @@
+"""
+The layout of src/: every import points downward (no cycle; each package
+imports only the packages below it), each package says who owns it, and the
+assignment's facts stated in stages/facts.py agree with every other place
+that states them (the grader's own copy, the student's dataset, the README's
+stage table, run.sh's help and dispatch).
+"""
+
+import ast
+import os
+import re
+import runpy
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stages import facts
+from submission.dataset import CharCorruptionDataset
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
+# Who may import whom: a package imports itself and the packages listed for it, nothing else of src/.
+ALLOWED = {
+    "submission": set(),
+    "grading": set(),
+    "stages": {"submission"},
+    "run": {"submission", "stages"},
+    "instructors": {"submission", "stages", "grading"},
+}
+
+
+def module_name(path):
+    """The dotted module name of a .py file under src/."""
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def src_modules():
+    return {module_name(path): path for path in SRC.rglob("*.py") if "__pycache__" not in path.parts}
+
+
+def imported_modules(path, name, known):
+    """The modules of `known` that the file at `path` (module `name`) imports, anywhere in it."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            targets = [f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module
+                       for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph():
+    known = src_modules()
+    return {name: imported_modules(path, name, known) for name, path in known.items()}
+
+
+def find_cycle(graph):
+    """One import cycle of the graph as a list of modules, or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_import_cycle_under_src():
+    assert find_cycle(import_graph()) is None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+
+
+def test_imports_of_a_relative_cycle_are_seen(tmp_path):
+    """The graph reads relative imports inside functions too (a lazy import cannot hide a cycle)."""
+    known = {"pkg.a": None, "pkg.b": None}
+    (tmp_path / "b.py").write_text("def f():\n    from .a import x\n")
+    assert imported_modules(tmp_path / "b.py", "pkg.b", known) == {"pkg.a"}
+
+
+def test_every_import_points_downward():
+    wrong = []
+    for name, imported in import_graph().items():
+        top = name.split(".")[0]
+        for other in imported:
+            other_top = other.split(".")[0]
+            if other_top != top and other_top not in ALLOWED[top]:
+                wrong.append(f"{name} imports {other}")
+    assert wrong == []
+
+
+@pytest.mark.parametrize("package", ["submission", "stages", "grading", "instructors"])
+def test_each_package_says_what_it_is(package):
+    docstring = ast.get_docstring(ast.parse((SRC / package / "__init__.py").read_text(encoding="utf-8")))
+    assert docstring and len(docstring.split()) >= 10
+
+
+def test_src_holds_only_the_packages_and_run_py():
+    entries = {path.name for path in SRC.iterdir() if path.name != "__pycache__"}
+    assert entries == {"run.py", "submission", "stages", "grading", "instructors"}
+
+
+def test_the_students_trainer_is_minGPT_sized():
+    lines = (SRC / "submission" / "trainer.py").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 170
+
+
+# ---------------------------------------------------------------- facts agree
+
+@pytest.fixture(scope="module")
+def grader_facts():
+    return runpy.run_path(str(REPO / "grader.py"), run_name="facts_check")
+
+
+def test_the_graders_copy_of_the_facts_agrees(grader_facts):
+    assert grader_facts["BLOCK_SIZE"] == facts.BLOCK_SIZE
+    assert grader_facts["GRADED_MODEL"] == facts.GRADED_MODEL
+    assert grader_facts["BOTTLENECK_DIM"] == facts.BOTTLENECK_DIM
+    assert (grader_facts["PAD_CHAR"], grader_facts["MASK_CHAR"]) == (facts.PAD_CHAR, facts.MASK_CHAR)
+    assert grader_facts["GRADED_CONFIGS"] == facts.GRADED_TRAINING
+
+
+def test_the_students_dataset_uses_the_reserved_characters():
+    dataset = CharCorruptionDataset("Ada. Born in London.\n", facts.BLOCK_SIZE)
+    assert (dataset.PAD_CHAR, dataset.MASK_CHAR) == (facts.PAD_CHAR, facts.MASK_CHAR)
+    assert (dataset.stoi[facts.PAD_CHAR], dataset.stoi[facts.MASK_CHAR]) == (0, 1)
+
+
+def readme_stage_table():
+    """{stage: (reads, writes)} of the README's table of graded stages."""
+    rows = {}
+    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] in facts.GRADED_STAGES:
+            rows[cells[0]] = ([name.strip().strip("`").split(" ")[0] for name in cells[1].split(",")], cells[2])
+    return rows
+
+
+def test_the_readmes_stage_table_is_the_stage_table():
+    rows = readme_stage_table()
+    assert list(rows) == list(facts.GRADED_STAGES)
+    for stage in facts.STAGES:
+        reads, writes = rows[stage.name]
+        assert writes == stage.writes
+        assert reads == [name for _, name in facts.reads(stage)]
+
+
+def run_sh(*args):
+    return subprocess.run(["bash", str(REPO / "run.sh"), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_run_sh_help_lists_the_table_with_its_files():
+    listed = {line.split()[0]: line for line in run_sh("help").stdout.splitlines() if line.startswith("  ")}
+    for stage in facts.STAGES:
+        assert stage.writes in listed[stage.name]
+        if stage.params_in:
+            assert stage.params_in in listed[stage.name]
+    assert set(facts.OTHER_STAGES) <= set(listed)
+
+
+def test_run_sh_dispatches_every_graded_stage_through_the_table():
+    """run.sh knows the graded stages only from the table: it has no case of its own for any."""
+    text = (REPO / "run.sh").read_text(encoding="utf-8")
+    assert not [name for name in facts.GRADED_STAGES if re.search(rf"\b{name}\)", text)]
+    assert run_sh("--no-such-stage-").returncode == 2
+
+
+def test_the_deliverables_are_the_code_and_every_stages_output():
+    assert len(facts.DELIVERABLES) == 18 == len(set(facts.DELIVERABLES))
+    assert set(facts.DELIVERABLES) - set(facts.CODE_FILES) == {stage.writes for stage in facts.STAGES}
+    assert all(os.path.isfile(SRC / "submission" / name) for name in facts.CODE_FILES)
+
+
+def test_the_graders_prediction_tests_name_the_stage_that_makes_each_file():
+    calls = [node for node in ast.walk(ast.parse((REPO / "grader.py").read_text(encoding="utf-8")))
+             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "prediction_score"]
+    pairs = {(call.args[1].value, call.args[2].value) for call in calls}
+    predictions = {stage.writes for stage in facts.STAGES if stage.function == "evaluate"}
+    assert {file for file, _ in pairs} == predictions
+    assert all(facts.MAKER[file] == stage for file, stage in pairs)
