@@ -5,11 +5,11 @@
 #
 # Settings, from the environment:
 #   DATA_DIR         the five data files (default: ./data)
-#   OUT_DIR          params and predictions (default: src/submission)
+#   OUT_DIR          params and predictions (default: src/submission; smoke/ for SMALL=1)
 #   EXPERIMENTS_DIR  training records, one folder a run (default: ./experiments)
 #   TEST_FILE        questions for the *_eval_test_* stages (default: $DATA_DIR/birth_test_inputs.tsv)
 #   DEVICE           auto (default: cuda, then mps, then cpu), cpu, cuda, cuda:N or mps
-#   SMALL=1          smoke-test configuration: tiny model, one epoch (never for graded runs)
+#   SMALL=1          smoke-test configuration: tiny model, one epoch, files in smoke/ (never for grading)
 #   PYTHON           the Python to use (default: python3)
 # Relative paths are taken from the folder you run this from.
 set -eo pipefail
@@ -26,7 +26,7 @@ absolute() {  # a path given by the user, made absolute against the folder run.s
 }
 
 DATA_DIR=$(absolute "${DATA_DIR:-$ROOT/data}")
-OUT_DIR=$(absolute "${OUT_DIR:-$ROOT/src/submission}")
+OUT_DIR=${OUT_DIR:+$(absolute "$OUT_DIR")}  # unset: src/submission, or smoke/ for SMALL=1 (run.py decides)
 EXPERIMENTS_DIR=$(absolute "${EXPERIMENTS_DIR:-$ROOT/experiments}")
 TEST_FILE=$(absolute "${TEST_FILE:-$DATA_DIR/birth_test_inputs.tsv}")
 DEVICE=${DEVICE:-auto}
@@ -57,8 +57,8 @@ print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))'
 }
 
 run_py() {  # src/run.py with this stage's files, records, device, size, and the user's options last
-    local options=(--data_dir "$DATA_DIR" --out_dir "$OUT_DIR" --test_file "$TEST_FILE"
-                   --experiments_dir "$EXPERIMENTS_DIR" --device "$DEVICE")
+    local options=(--data_dir "$DATA_DIR" --test_file "$TEST_FILE" --experiments_dir "$EXPERIMENTS_DIR"
+                   --device "$DEVICE" ${OUT_DIR:+--out_dir "$OUT_DIR"})
     case "${SMALL:-0}" in
         1 | true | yes) options+=(--small) ;;
     esac
@@ -85,6 +85,9 @@ case "$STAGE" in
         ensure_packages torch numpy tqdm
         "$PYTHON" -m stages.baseline --train_path "$DATA_DIR/birth_places_train.tsv" \
             --dev_path "$DATA_DIR/birth_dev.tsv" "$@" ;;
+    score_dev)
+        ensure_packages torch numpy tqdm
+        "$PYTHON" -m stages.score --out_dir "${OUT_DIR:-$ROOT/src/submission}" --dev_path "$DATA_DIR/birth_dev.tsv" "$@" ;;
     demo)
         instructors_stage
         ensure_packages torch numpy tqdm

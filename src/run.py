@@ -23,6 +23,7 @@ seconds on a CPU; the graded stages never use it.
 import argparse
 import os
 import sys
+import traceback
 from dataclasses import dataclass
 from typing import Optional
 
@@ -35,9 +36,14 @@ from stages.facts import BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, GRADED_MODEL, GRADE
 from stages.files import replace_when_done, write_predictions
 from stages.inputs import (InputError, chosen_device, need_output_folder, pretraining_dataset,
                            read_questions)
-from stages.params import checked_params, stamp_vocabulary, vocabulary_string
+from stages.params import checked_params, stamp, vocabulary_string
 from stages.records import RunRecorder
-from stages.training import run_config
+from stages.training import DurationEstimate, run_config
+from stages.unwritten import Unwritten, require, unimplemented_line
+
+REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRADED_OUT = os.path.join(REPO_DIR, 'src', 'submission')  # where the hand-in is collected from
+SMOKE_OUT = os.path.join(REPO_DIR, 'smoke')  # where runs of another configuration go by default
 
 SMALL_MODEL = dict(n_layer=2, n_head=2, n_embd=32)
 SMALL_TRAINING = dict(max_epochs=1, batch_size=32, num_workers=0)
@@ -70,7 +76,8 @@ def parse_args(argv):
     stage = p.add_argument_group("a graded stage of run.sh, in place of --function, --variant and the paths")
     stage.add_argument('--stage', choices=sorted(GRADED_STAGES))
     stage.add_argument('--data_dir', default='data', help="the folder of wiki.txt and the .tsv files")
-    stage.add_argument('--out_dir', default=os.path.join('src', 'submission'), help="params and predictions")
+    stage.add_argument('--out_dir', help="params and predictions (default: src/submission for the graded "
+                                         "configuration, smoke/ for any other)")
     stage.add_argument('--test_file', help="the questions of the *_eval_test_* stages "
                                            "(default: <data_dir>/birth_test_inputs.tsv)")
     small = p.add_argument_group("smoke runs (never for the graded stages)")
@@ -80,6 +87,7 @@ def parse_args(argv):
     for name in ('n_layer', 'n_head', 'n_embd', 'max_epochs', 'batch_size'):
         small.add_argument('--' + name, type=int, help="override (default: graded value, or --small's)")
     args = p.parse_args(argv)
+    args.configuration = configuration(args)
     if args.stage:
         fill_stage(args)
     elif not (args.function and args.variant):
@@ -97,6 +105,7 @@ def stage_path(args, folder, name):
 def fill_stage(args):
     """Set the function, variant, run name and paths of the graded stage args.stage from the stage table."""
     stage = GRADED_STAGES[args.stage]
+    args.out_dir = args.out_dir or (SMOKE_OUT if args.configuration else GRADED_OUT)
     args.function, args.variant = stage.function, stage.variant
     args.tb_expt_name = args.tb_expt_name or stage.name
     for folder, name in reads(stage):
@@ -131,6 +140,18 @@ def stage_inputs_exist(args):
                          f"the data files (now {args.data_dir})")
 
 
+def configuration(args):
+    """What differs from the graded configuration ('' for none), as 'name=value ...'."""
+    graded = dict(GRADED_MODEL, bottleneck_dim=BOTTLENECK_DIM, pretrain_lr=6e-3, finetune_lr=6e-4)
+    differ = [f"{name}={value}" for name, value in (SMALL_MODEL.items() if args.small else ())]
+    differ += [f"{name}={value}" for name, value in SMALL_TRAINING.items() if args.small and name != 'num_workers']
+    differ += [f"{name}={getattr(args, name)}" for name in ('n_layer', 'n_head', 'n_embd', 'max_epochs', 'batch_size')
+               if getattr(args, name) is not None]
+    differ += [f"{name}={getattr(args, name)}" for name in ('bottleneck_dim', 'pretrain_lr', 'finetune_lr')
+               if getattr(args, name) != graded[name]]
+    return ' '.join(dict.fromkeys(differ))
+
+
 def model_size(args):
     size = dict(SMALL_MODEL if args.small else GRADED_MODEL)
     for name in size:
@@ -144,10 +165,16 @@ def model_size(args):
 
 
 def build_model(args, vocab_size, size):
+    """The student's model of the variant, or Unwritten naming what is missing."""
     mconf = GPTConfig(vocab_size, BLOCK_SIZE, **size)
     if args.variant == 'vanilla':
-        return helper.initialize_vanilla_model(mconf)
-    return helper.initialize_perceiver_model(mconf, bottleneck_dim=args.bottleneck_dim)
+        return require(helper.initialize_vanilla_model(mconf), 'initialize_vanilla_model')
+    model = require(helper.initialize_perceiver_model(mconf, bottleneck_dim=args.bottleneck_dim),
+                    'initialize_perceiver_model')
+    if not getattr(model, 'perceiver', False):
+        raise Unwritten("part (g): initialize_perceiver_model builds a GPT without down and up blocks: "
+                        "set mconf.perceiver = True")
+    return model
 
 
 @dataclass
@@ -225,10 +252,22 @@ def train(args, inputs):
         else:
             tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path, inputs.pretraining,
                                              BLOCK_SIZE, model, args.finetune_lr, writer=recorder)
+        require(tconf, args.function, 'returned no TrainerConfig')
+        require(trainer, args.function, 'returned no Trainer')
         trainer.config = run_config(tconf, inputs.device, args.precision, args.compile, **training_overrides(args))
-        stamp_vocabulary(model, inputs.vocabulary)
-        replace_when_done(args.writing_params_path, lambda temporary: helper.train(model, temporary, trainer))
+        if inputs.device.type == 'cpu' and not args.configuration:
+            trainer.config.callbacks = [*trainer.config.callbacks, DurationEstimate()]
+        stamp(model, inputs.vocabulary, args.configuration)
+        replace_when_done(args.writing_params_path, lambda temporary: saved_by(temporary, model, trainer))
     print(f"saved parameters to {args.writing_params_path}")
+
+
+def saved_by(path, model, trainer):
+    """The student's helper.train: train, then save the parameters to `path` (or Unwritten)."""
+    helper.train(model, path, trainer)
+    if not os.path.isfile(path):
+        raise Unwritten("part (c): train saved no parameters (it should save the model's state_dict to "
+                        "writing_params_path): it is not written yet")
 
 
 def main(argv=None):
@@ -236,8 +275,8 @@ def main(argv=None):
     args = parse_args(argv)
     try:
         inputs = read_inputs(args)
-        if args.small:
-            print("run.py: --small (SMALL=1): smoke-test configuration (tiny model, one epoch), not for grading",
+        if args.configuration:
+            print(f"run.py: not the graded configuration ({args.configuration}): a smoke run, not for grading",
                   file=sys.stderr)
         if args.function == 'evaluate':
             evaluate(args, inputs)
@@ -245,6 +284,10 @@ def main(argv=None):
             train(args, inputs)
     except InputError as error:
         print(f"run.py: error: {error}", file=sys.stderr)
+        return 1
+    except NotImplementedError as error:
+        print(f"run.py: error: {unimplemented_line(error)}", file=sys.stderr)
+        traceback.print_exception(error)
         return 1
     return 0
 

@@ -20,7 +20,7 @@ import torch
 from stages.cached_gpt import VanillaCache
 from stages.cached_perceiver import PerceiverCache
 from stages.decoding import ANSWER_STEPS, predict_places, predict_places_plain
-from stages.greedy import CacheUnusable, greedy_decode
+from stages.greedy import CacheUnusable, Recompute, cache_class, greedy_decode
 from stages.kv_cache import shared_prefix
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission.attention import CausalCrossAttention, CausalSelfAttention
@@ -212,7 +212,7 @@ def short_run(dataset, tiny_config, seeded_random, vocab_size, hooks=True, fused
     model = GPT(tiny_config(vocab_size, 64, n_layer=2))
     config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=3e-3, lr_decay=True, warmup_tokens=1000,
                            final_tokens=6000, device="cpu", log_every=1, writer=recorder, num_workers=num_workers,
-                           callbacks=[lambda trainer: rates.append(trainer.lr)])
+                           callbacks=[lambda trainer, event: event == 'step' and rates.append(trainer.lr)])
     if hooks:
         steps = FastSteps(torch.device("cpu"), 8, "fp32", **steps_settings)
         config.collate_fn, config.step_fn = steps.collate, steps
@@ -381,25 +381,40 @@ def test_a_perceiver_unlike_the_cache_is_answered_by_the_plain_loop(trained, que
     some = questions[:12]
     capsys.readouterr()
     assert predict_places(other, some, names, "cpu") == predict_places_plain(other, some, names, "cpu")
-    assert ("predict_places: cached logits differ from the model's forward; answering one question at a time"
-            in capsys.readouterr().err)
+    assert ("predict_places: batched logits differ from the model's forward on one prompt; answering one "
+            "question at a time" in capsys.readouterr().err)
 
 
-def test_a_perceiver_without_its_cache_module_is_answered_by_the_plain_loop(trained, questions, names,
-                                                                         monkeypatch):
-    """The student starter has no cached_perceiver.py: greedy_decode refuses a perceiver
-    (CacheUnusable), predict_places answers it with the plain loop, and a vanilla model keeps
-    its cache."""
+def test_a_perceiver_without_its_cache_module_is_answered_in_batches(trained, questions, names, monkeypatch,
+                                                                     capsys):
+    """The student starter has no cached_perceiver.py: a perceiver is decoded in batches without a
+    cache (Recompute), with the ids sample writes and the plain loop's predictions; a vanilla
+    model keeps its cache."""
     monkeypatch.setitem(sys.modules, "stages.cached_perceiver", None)  # importing it now fails
+    assert cache_class(trained) is (Recompute if trained.perceiver else VanillaCache)
     prompts = prompts_of(questions, names, 64)[:8]
+    assert greedy_decode(trained, prompts, ANSWER_STEPS) == [
+        sample(trained, torch.tensor([p]), ANSWER_STEPS)[0].tolist() for p in prompts]
     some = questions[:12]
-    if trained.perceiver:
-        with pytest.raises(CacheUnusable):
-            greedy_decode(trained, prompts, ANSWER_STEPS)
-    else:
-        assert greedy_decode(trained, prompts, ANSWER_STEPS) == [
-            sample(trained, torch.tensor([p]), ANSWER_STEPS)[0].tolist() for p in prompts]
+    capsys.readouterr()
     assert predict_places(trained, some, names, "cpu") == predict_places_plain(trained, some, names, "cpu")
+    assert "one question at a time" not in capsys.readouterr().err
+
+
+def test_a_model_that_is_not_causal_is_answered_one_question_at_a_time(trained, questions, names, monkeypatch):
+    """Batched decoding pads prompts on the right, which only a causal model ignores: a model
+    whose output at a position depends on later ones is refused by the check on the shortest
+    prompt, with the cache and without one."""
+    other = copy.deepcopy(trained)
+    for module in other.modules():
+        if isinstance(module, (CausalSelfAttention, CausalCrossAttention)):
+            module.mask.fill_(1.0)  # every query sees every key
+    prompts = prompts_of(questions, names, 64)[:8]
+    with pytest.raises(CacheUnusable):
+        greedy_decode(other, prompts, ANSWER_STEPS)
+    monkeypatch.setitem(sys.modules, "stages.cached_perceiver", None)
+    with pytest.raises(CacheUnusable):
+        greedy_decode(other, prompts, ANSWER_STEPS)
 
 
 def prompts_of(questions, dataset, block_size):

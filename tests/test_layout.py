@@ -132,7 +132,7 @@ def test_src_holds_only_the_packages_and_run_py():
 
 def test_the_students_trainer_is_minGPT_sized():
     lines = (SRC / "submission" / "trainer.py").read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= 170
+    assert len(lines) <= 180
 
 
 # ---------------------------------------------------------------- facts agree

@@ -19,9 +19,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import torch
 
 from instructors.release import regions
 from stages import collect as collect_submission
+from stages.params import stamp
+from submission import GPT, GPTConfig
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = REPO / "src" / "submission"
@@ -233,7 +236,8 @@ def test_student_tree_holds_what_students_need(release, data_dir):
     environment = [line.split(":", 1)[1].strip() for line in
                    (REPO / "environment.yml").read_text(encoding="utf-8").splitlines() if line.startswith("name:")]
     assert f"conda activate {environment[0]}" in readme
-    assert "{environment}" not in readme and "{deliverables}" not in readme
+    assert "{environment}" not in readme and "{deliverables}" not in readme and "{thresholds}" not in readme
+    assert "- `perceiver.pretrain.dev.predictions`: at least 2.4%" in readme and "./run.sh score_dev" in readme
 
 
 def test_student_tree_leaks_no_labels_outputs_tests_or_tooling(release, data_dir):
@@ -373,13 +377,26 @@ def test_setup_sh_makes_a_venv_and_installs_the_starter_requirements(release, tm
 
 # ------------------------------------------------------- collect_submission
 
-def fill_submission(folder):
-    """Every deliverable as a small distinct file; returns {name: bytes}."""
+def write_params(path, configuration="", perceiver=False):
+    """A tiny model's parameters at `path`, stamped as run.py stamps them with `configuration`
+    ('' for the graded one; None for no stamp)."""
+    torch.manual_seed(len(str(path)))
+    extra = dict(perceiver=True, bottleneck_dim=4) if perceiver else {}
+    model = GPT(GPTConfig(12, 16, n_layer=2, n_head=2, n_embd=8, **extra))
+    if configuration is not None:
+        stamp(model, "".join(chr(97 + i) for i in range(12)), configuration)
+    torch.save(model.state_dict(), path)
+
+
+def fill_submission(folder, configuration=""):
+    """Every deliverable as a small distinct file (params: tiny stamped models); returns {name: bytes}."""
     folder.mkdir(exist_ok=True)
-    contents = {name: f"content of {name}\n".encode() for name in collect_submission.DELIVERABLES}
-    for name, content in contents.items():
-        (folder / name).write_bytes(content)
-    return contents
+    for name in collect_submission.DELIVERABLES:
+        if name.endswith(".params"):
+            write_params(folder / name, configuration, perceiver=name.startswith("perceiver"))
+        else:
+            (folder / name).write_bytes(f"content of {name}\n".encode())
+    return {name: (folder / name).read_bytes() for name in collect_submission.DELIVERABLES}
 
 
 def test_collect_submission_zips_the_18_deliverables_flat(tmp_path):
@@ -411,6 +428,36 @@ def test_collect_submission_names_every_missing_deliverable_and_keeps_the_old_zi
     assert out.read_bytes() == b"an earlier zip"
 
 
+def test_collect_submission_refuses_smoke_params_and_their_predictions(tmp_path):
+    """Params of another configuration (by their stamp, or unstamped and of another size) and the
+    predictions made from them are named with the stage to rerun, on one line; no zip is written."""
+    fill_submission(tmp_path / "submission")
+    write_params(tmp_path / "submission" / "vanilla.finetune.params", "n_layer=2 n_head=2 n_embd=32 max_epochs=1")
+    write_params(tmp_path / "submission" / "perceiver.pretrain.params", None, perceiver=True)
+    out = tmp_path / "submission.zip"
+    done = run_python(["-m", "stages.collect", "--submission-dir", str(tmp_path / "submission"),
+                       "--out", str(out)])
+    assert done.returncode == 1 and done.stderr.strip().count("\n") == 0 and not out.exists()
+    assert "4 files are not for grading" in done.stderr
+    assert ("vanilla.finetune.params is from a run of another configuration (n_layer=2 n_head=2 n_embd=32 "
+            "max_epochs=1): rerun ./run.sh vanilla_finetune_with_pretrain") in done.stderr
+    assert "perceiver.pretrain.params is from a model of another size (n_layer 2, n_embd 8)" in done.stderr
+    for predictions, stage in (("vanilla.pretrain.dev.predictions", "vanilla_eval_dev_with_pretrain"),
+                               ("vanilla.pretrain.test.predictions", "vanilla_eval_test_with_pretrain")):
+        assert f"{predictions} was made from vanilla.finetune.params" in done.stderr
+        assert f"rerun ./run.sh {stage}" in done.stderr
+
+
+def test_the_zip_is_as_readable_as_the_users_files(tmp_path):
+    fill_submission(tmp_path / "submission")
+    out = tmp_path / "submission.zip"
+    done = subprocess.run(["bash", "-c", f"umask 022 && {sys.executable} -m stages.collect --submission-dir "
+                           f"{tmp_path / 'submission'} --out {out}"], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+
+
 # ------------------------------------------------- grading the starter and the solution
 
 def grader_results(tree, tmp_path, *args):
@@ -438,7 +485,7 @@ def write_solution_submission(folder, data):
         shutil.copyfile(path, folder / path.name)
     for name in collect_submission.DELIVERABLES:
         if name.endswith(".params"):
-            (folder / name).write_bytes(b"parameters are not graded")
+            write_params(folder / name, perceiver=name.startswith("perceiver"))
         elif name.endswith(".predictions"):
             labels = data / ("birth_dev.tsv" if ".dev." in name else "birth_test.tsv")
             (folder / name).write_text("".join(p + "\n" for p in fraction_right(answers(labels))),
@@ -505,6 +552,17 @@ def test_run_autograder_leaves_a_zero_result_when_the_grader_cannot_run(release,
     done, results = run_autograder(release, tmp_path, work, AUTOGRADER_PYTHON="false")
     assert results["score"] == 0 and results["tests"] == []
     assert "exit status 1" in results["output"]
+
+
+def test_the_starters_help_lists_only_what_the_starter_runs(release):
+    student = release / "student"
+    done = subprocess.run(["./run.sh", "help"], cwd=student, capture_output=True, text=True)
+    listed = {line.split()[0] for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert done.returncode == 0 and "vanilla_pretrain" in listed and "collect_submission" in listed
+    assert not listed & {"demo", "test", "bench", "release"}
+    done = subprocess.run(["./run.sh", "demo"], cwd=student, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr == "run.sh: demo is an instructors' stage; this checkout has no src/instructors\n"
 
 
 def test_the_starters_own_stages_run(release):

@@ -15,17 +15,20 @@ import random
 import re
 import subprocess
 import sys
+import time
+import types
 from pathlib import Path
 
 import pytest
 import torch
 
 import run
-from stages import baseline, facts, plot, records
-from stages.inputs import pretraining_dataset
-from stages.params import stamp_vocabulary, vocabulary_string
+from stages import baseline, facts, plot, records, score
 from stages.decoding import predict_places_plain
-from submission import GPTConfig, helper
+from stages.inputs import pretraining_dataset
+from stages.params import stamp, vocabulary_string
+from stages.training import DurationEstimate
+from submission import GPT, GPTConfig, helper
 from submission.dataset import CharCorruptionDataset
 
 REPO = Path(__file__).resolve().parents[1]
@@ -342,7 +345,7 @@ def inputs(tmp_path_factory):
     (folder / "cut_short.params").write_bytes(whole[:len(whole) // 2])
     characters = vocabulary_string(pretraining_dataset(str(folder / "wiki.txt")))
     same_size = small_model("vanilla", vocab, **TINY)
-    stamp_vocabulary(same_size, characters.replace("a", "~"))
+    stamp(same_size, characters.replace("a", "~"), "")
     torch.save(same_size.state_dict(), folder / "same_size_vocab.params")
     good = (folder / "birth_dev.tsv").read_text(encoding="utf-8").split("\n")
     (folder / "no_tab.tsv").write_text("\n".join([good[0], good[1].replace("\t", " "), *good[2:]]))
@@ -474,3 +477,125 @@ def test_baseline_rejects_a_line_without_a_tab(inputs, capsys):
     assert baseline.main(["--train_path", str(inputs / "no_tab.tsv"), "--dev_path", str(inputs / "birth_dev.tsv")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "line 2" in err
+
+
+# ---- the student's path: smoke runs, unwritten code, long CPU runs ------------------------------
+
+def test_a_smoke_stage_writes_to_its_own_folder(inputs, tmp_path, monkeypatch, capsys):
+    """A graded stage in another configuration, with no --out_dir, writes to smoke/, never where
+    the hand-in is collected from; its params are stamped with what differs."""
+    monkeypatch.setattr(run, "GRADED_OUT", str(tmp_path / "submission"))
+    monkeypatch.setattr(run, "SMOKE_OUT", str(tmp_path / "smoke"))
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "smoke").mkdir()
+    argv = ["--stage", "vanilla_finetune_without_pretrain", "--data_dir", str(inputs), "--device", "cpu",
+            "--experiments_dir", str(tmp_path / "experiments"), *command_line({})]
+    assert run.main(argv) == 0
+    assert list((tmp_path / "submission").iterdir()) == []
+    state = torch.load(tmp_path / "smoke" / "vanilla.model.params", weights_only=True)
+    assert state._metadata[""]["configuration"] == "n_layer=2 n_head=2 n_embd=32 max_epochs=1"
+    assert "not the graded configuration (n_layer=2 n_head=2 n_embd=32 max_epochs=1)" in capsys.readouterr().err
+
+
+def test_the_graded_configuration_is_stamped_empty_and_goes_to_the_submission():
+    args = run.parse_args(["--stage", "vanilla_pretrain"])
+    assert args.configuration == "" and args.writing_params_path == str(Path(run.GRADED_OUT) / "vanilla.pretrain.params")
+    small = run.parse_args(["--stage", "vanilla_pretrain", "--small"])
+    assert small.writing_params_path == str(Path(run.SMOKE_OUT) / "vanilla.pretrain.params")
+    assert run.parse_args(["--stage", "vanilla_pretrain", "--pretrain_lr", "1e-3"]).configuration == "pretrain_lr=0.001"
+
+
+def unwritten_run(inputs, tmp_path, capsys, function="finetune", variant="vanilla"):
+    """run.main on a tiny finetuning (or pretraining) run; returns (exit status, stderr lines)."""
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    args = finetune_args(inputs, out, variant=variant, function=function,
+                         finetune_corpus_path=None if function == "pretrain" else inputs / "birth_places_train.tsv")
+    status = run.main(command_line(args))
+    return status, [line for line in capsys.readouterr().err.splitlines() if line.startswith("run.py: error")]
+
+
+def written_nothing(*args, **kwargs):
+    return None
+
+
+UNWRITTEN = {
+    "initialize_vanilla_model returns None": (
+        "initialize_vanilla_model", written_nothing, "finetune", "vanilla",
+        "run.py: error: part (c): initialize_vanilla_model returned None: it is not written yet"),
+    "initialize_perceiver_model returns None": (
+        "initialize_perceiver_model", written_nothing, "pretrain", "perceiver",
+        "run.py: error: part (g): initialize_perceiver_model returned None: it is not written yet"),
+    "the perceiver flag forgotten": (
+        "initialize_perceiver_model", lambda mconf, bottleneck_dim=32: GPT(mconf), "pretrain", "perceiver",
+        "run.py: error: part (g): initialize_perceiver_model builds a GPT without down and up blocks: "
+        "set mconf.perceiver = True"),
+    "pretrain returns nothing": (
+        "pretrain", lambda *args, **kwargs: (None, None), "pretrain", "vanilla",
+        "run.py: error: part (f): pretrain returned no TrainerConfig: it is not written yet"),
+    "train still pass": (
+        "train", written_nothing, "finetune", "vanilla",
+        "run.py: error: part (c): train saved no parameters (it should save the model's state_dict to "
+        "writing_params_path): it is not written yet"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNWRITTEN))
+def test_unwritten_student_code_is_named_in_one_line(case, inputs, tmp_path, capsys, monkeypatch):
+    name, replacement, function, variant, expected = UNWRITTEN[case]
+    monkeypatch.setattr(helper, name, replacement)
+    status, errors = unwritten_run(inputs, tmp_path, capsys, function, variant)
+    assert status == 1 and errors == [expected]
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_an_unwritten_span_corruption_is_named_before_its_traceback(inputs, tmp_path, capsys, monkeypatch):
+    def __getitem__(self, idx):  # the starter's placeholder, raised in the loader's workers
+        raise NotImplementedError
+    monkeypatch.setattr(CharCorruptionDataset, "__getitem__", __getitem__)
+    status, errors = unwritten_run(inputs, tmp_path, capsys, "pretrain")
+    assert status == 1
+    assert errors == ["run.py: error: part (e): CharCorruptionDataset.__getitem__ raises NotImplementedError: "
+                      "it is not written yet"]
+
+
+def test_a_long_cpu_run_says_how_long_it_will_take(capsys):
+    """After its first steps a graded run on the CPU estimates the whole run, once, and suggests
+    SMALL=1 or a GPU when that is over an hour."""
+    trainer = types.SimpleNamespace(step=0, device="cpu", train_dataset=range(2000),
+                                    config=types.SimpleNamespace(max_epochs=650, batch_size=128))
+    estimate = DurationEstimate(after_steps=2)
+    for step in range(1, 8):
+        trainer.step = step
+        estimate(trainer, 'step')
+        time.sleep(0.05)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "the 10400 steps of this run take about" in lines[0]
+    hours = float(lines[0].split("take about ")[1].split(" hours")[0])
+    assert 0.1 <= hours <= 0.5 and "SMALL=1" not in lines[0]  # 0.05 s a step: about 0.14 hours
+    trainer.config.max_epochs = 65000
+    estimate, trainer.step = DurationEstimate(after_steps=2), 0
+    for step in range(1, 5):
+        trainer.step = step
+        estimate(trainer, 'step')
+        time.sleep(0.05)
+    assert "use SMALL=1; train for grading on a GPU" in capsys.readouterr().err
+
+
+def test_score_dev_compares_each_dev_file_with_its_hidden_threshold(tmp_path, capsys):
+    data = write_corpus(tmp_path / "data")
+    places = [line.split("\t")[1] for line in nonblank_lines(data / "birth_dev.tsv")]
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "vanilla.pretrain.dev.predictions").write_text("".join(p + "\n" for p in places))
+    (out / "perceiver.pretrain.dev.predictions").write_text("Nowhere\n" * len(places))
+    status = score.main(["--out_dir", str(out), "--dev_path", str(data / "birth_dev.tsv")])
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 1
+    assert lines[0].startswith("vanilla.nopretrain.dev: no predictions yet") and \
+        "./run.sh vanilla_eval_dev_without_pretrain makes them" in lines[0]
+    assert lines[1] == "vanilla.pretrain.dev: 20 of 20 correct (100.0%); the hidden test needs at least 10%: met"
+    assert lines[2] == "perceiver.pretrain.dev: 0 of 20 correct (0.0%); the hidden test needs at least 2.4%: NOT met"
+    (out / "vanilla.nopretrain.dev.predictions").write_text("".join(p + "\n" for p in places))
+    (out / "perceiver.pretrain.dev.predictions").write_text("".join(p + "\n" for p in places))
+    assert score.main(["--out_dir", str(out), "--dev_path", str(data / "birth_dev.tsv")]) == 0

@@ -118,7 +118,7 @@ def test_learning_rates_follow_schedule_on_uncut_token_counts(names, tiny_config
     rates = []
     config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=1e-3, lr_decay=True,
                            warmup_tokens=warmup, final_tokens=final, device="cpu",
-                           callbacks=[lambda trainer: rates.append(trainer.lr)])
+                           callbacks=[lambda trainer, event: event == 'step' and rates.append(trainer.lr)])
     torch.manual_seed(1)
     trainer = Trainer(GPT(tiny_config(len(names.stoi), 128, n_layer=2)), names, None, config)
     trainer.train()

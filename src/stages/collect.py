@@ -4,10 +4,13 @@ Zip the 18 files to hand in, from src/submission, into one flat zip.
     ./run.sh collect_submission [--submission-dir DIR] [--out ZIP]
 
 The zip holds the files under their bare names (no directories), as the
-handout asks. When any deliverable is missing the command names every missing
-one with the run.sh stage that makes it, exits nonzero, and leaves any earlier
-zip untouched; otherwise it writes the zip in one step (a temporary file
-renamed into place), replacing the previous one.
+handout asks. When any deliverable is missing, or a params file is not of
+the graded configuration (its stamp, see params.py, or for an unstamped file
+its model size, says so; a smoke run's, say), or predictions were made from
+such params, the command names every such file with the run.sh stage that
+makes it, exits nonzero, and leaves any earlier zip untouched; otherwise it
+writes the zip in one step (a temporary file renamed into place, readable as
+the user's umask allows), replacing the previous one.
 """
 
 import argparse
@@ -16,7 +19,7 @@ import sys
 import tempfile
 import zipfile
 
-from .facts import DELIVERABLES, MAKER
+from .facts import DELIVERABLES, GRADED_MODEL, GRADED_STAGES, MAKER
 
 SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_DIR = os.path.dirname(SRC_DIR)
@@ -32,11 +35,45 @@ def missing_deliverables(submission_dir):
     return [name for name in DELIVERABLES if not os.path.isfile(os.path.join(submission_dir, name))]
 
 
+def not_graded(path):
+    """Why the params file at `path` is not of the graded configuration, or None when it is."""
+    import torch
+
+    from .params import read_stamp
+    try:
+        state = torch.load(path, map_location='cpu', weights_only=True)
+        stamp = read_stamp(state)
+        if 'configuration' in stamp:
+            return f"from a run of another configuration ({stamp['configuration']})" if stamp['configuration'] else None
+        layers = len({key.split('.')[1] for key in state if key.startswith('blocks.')})
+        layers += 2 * any(key.startswith('down_block.') for key in state)
+        width = state['tok_emb.weight'].shape[1]
+    except Exception as error:
+        return f"not a parameters file that can be read ({type(error).__name__})"
+    if (layers, width) != (GRADED_MODEL['n_layer'], GRADED_MODEL['n_embd']):
+        return f"from a model of another size (n_layer {layers}, n_embd {width})"
+    return None
+
+
+def refused(submission_dir):
+    """One line for every params file not of the graded configuration and every prediction file made from one."""
+    reasons = {name: not_graded(os.path.join(submission_dir, name)) for name in MAKER if name.endswith('.params')}
+    lines = [f"{name} is {reason}: rerun ./run.sh {MAKER[name]}" for name, reason in reasons.items() if reason]
+    for stage in GRADED_STAGES.values():
+        if stage.function == 'evaluate' and reasons[stage.params_in]:
+            lines.append(f"{stage.writes} was made from {stage.params_in}, which is {reasons[stage.params_in]}: "
+                         f"rerun ./run.sh {stage.name} after that")
+    return lines
+
+
 def write_zip(submission_dir, out_path):
     """Zip every deliverable of submission_dir under its bare name into out_path, atomically."""
     out_dir = os.path.dirname(os.path.abspath(out_path))
     handle, temporary = tempfile.mkstemp(suffix=".zip", dir=out_dir)
     os.close(handle)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o666 & ~umask)  # as a file the user makes, not mkstemp's 0600
     try:
         with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for name in DELIVERABLES:
@@ -69,6 +106,11 @@ def main(argv=None):
         listed = ", ".join(f"{name} ({maker(name)})" for name in missing)
         print(f"collect_submission: {len(missing)} of {len(DELIVERABLES)} deliverables missing from "
               f"{args.submission_dir}: {listed}", file=sys.stderr)
+        return 1
+    problems = refused(args.submission_dir)
+    if problems:
+        print(f"collect_submission: {len(problems)} files are not for grading: " + "; ".join(problems),
+              file=sys.stderr)
         return 1
     write_zip(args.submission_dir, args.out)
     print(f"wrote {args.out} with the {len(DELIVERABLES)} deliverables")

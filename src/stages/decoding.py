@@ -7,8 +7,9 @@ the second MASK of the completed string.
 
 predict_places_plain answers one question at a time with
 submission.utils.sample, running the whole sequence through the model for
-every character; predict_places answers many questions per forward pass with
-a key/value cache (greedy.py) and gives the same predictions.
+every character; predict_places answers many questions per forward pass,
+with a key/value cache where there is one (greedy.py), and gives the same
+predictions.
 """
 
 import sys
@@ -50,10 +51,11 @@ def predict_places(model, questions, dataset, device, batch_size=128, stop_at_ma
     every row runs all 32 steps as sample does. A prompt too long to decode
     without cropping the context (length + 31 > block_size) goes through
     predict_places_plain, which crops as sample does, and so does every
-    remaining question when the cache's logits differ from the model's own
-    forward (a model whose blocks are not the reference's) or there is no
-    cache for the variant (the starter's perceiver); that fallback is said on
-    stderr. The predictions are those of predict_places_plain, in the
+    remaining question when the batched logits differ from the model's own
+    forward on one prompt (a model whose blocks are not the cache's, or one
+    that is not causal); that fallback is said on stderr. A variant without a
+    cache in this copy (the starter's perceiver) is decoded in batches all
+    the same, recomputing the whole sequence at each step. The predictions are those of predict_places_plain, in the
     questions' order.
     """
     model.eval()

@@ -80,6 +80,7 @@ MAKER = {stage.writes: stage.name for stage in STAGES}  # output file -> the sta
 OTHER_STAGES = {
     'london_baseline': ('all', 'dev accuracy of always answering "London" and the most frequent training place'),
     'plot': ('all', 'loss and learning-rate curves of a run -> experiments/<run>/curves.png (needs matplotlib)'),
+    'score_dev': ('all', "dev accuracy of the dev predictions beside the hidden tests' thresholds"),
     'collect_submission': ('all', 'zip the deliverables of src/submission/ for upload'),
     'help': ('all', 'this list'),
     'demo': ('instructors', 'the whole experiment on a small generated world, minutes on a CPU'),
@@ -103,3 +104,28 @@ def reads(stage):
     elif stage.questions:
         files.append(('data', stage.questions))
     return files
+
+# The functions students write, with the handout's part of each, as they are named in tracebacks.
+STUDENT_FUNCTIONS = {
+    'initialize_vanilla_model': 'c',
+    'train': 'c',
+    'finetune': 'c and f',
+    'CharCorruptionDataset.__getitem__': 'e',
+    'pretrain': 'f',
+    'initialize_perceiver_model': 'g',
+    'DownProjectBlock.__init__': 'g',
+    'DownProjectBlock.forward': 'g',
+    'UpProjectBlock.__init__': 'g',
+    'UpProjectBlock.forward': 'g',
+}
+
+# The hidden prediction tests' default thresholds (the course's own graders'), by prediction file stem;
+# grader.py keeps its own copy, and a bundle's thresholds.json overrides them.
+THRESHOLDS = {
+    'vanilla.nopretrain.dev': {'min_correct': 1},
+    'vanilla.nopretrain.test': {'min_correct': 1},
+    'vanilla.pretrain.dev': {'min_accuracy': 0.10},
+    'vanilla.pretrain.test': {'min_accuracy': 0.09},
+    'perceiver.pretrain.dev': {'min_accuracy': 0.024},
+    'perceiver.pretrain.test': {'min_accuracy': 0.02},
+}

@@ -2,8 +2,8 @@
 Greedy decoding of many prompts at once, with the key/value cache of the
 model's variant: VanillaCache (cached_gpt.py) or PerceiverCache
 (cached_perceiver.py, which the student starter leaves out: it writes out
-the blocks of part (g); without it greedy_decode raises CacheUnusable for a
-perceiver, and decoding.py answers with the plain loop).
+the blocks of part (g); without it a perceiver is decoded in batches by
+Recompute, the whole sequence at every step, with the same answers).
 
 At each step every unfinished row takes
 
@@ -20,21 +20,54 @@ CHECKED_ROWS = 4
 
 
 class CacheUnusable(Exception):
-    """No cache here computes this model: its blocks are not the ones the
-    cache computes, so the cache's first logits differ from the model's own
-    forward (say, a student's perceiver with other layer names or another
-    LayerNorm placement), or it is a perceiver and this copy has no
-    cached_perceiver.py."""
+    """Batched decoding would not give this model's answers: the cache's
+    blocks are not the model's (say, a student's perceiver with other layer
+    names or another LayerNorm placement), or the model is not causal, so
+    padding a prompt changes its logits."""
+
+
+class Recompute:
+    """
+    The cache interface without a cache, for a variant that has none here
+    (the starter's perceiver): every step runs the model on the whole
+    right-padded batch and reads each row's logits at its own last position.
+    Attention is causal, so the padding after a row changes nothing before it.
+    """
+
+    def __init__(self, model, lengths, steps):
+        self.model = model
+        self.lengths = lengths  # (B,) prompt lengths
+        self.generated = 0
+        self.idx = torch.zeros(len(lengths), int(lengths.max()) + steps - 1, dtype=torch.long,
+                               device=lengths.device)  # (B, W + steps - 1), PAD after each row's end
+
+    def keep(self, rows):
+        self.lengths, self.idx = self.lengths[rows], self.idx[rows]
+
+    def logits(self):
+        """(B, vocab): each row's logits after its last token."""
+        last = self.lengths - 1 + self.generated  # (B,)
+        out, _ = self.model(self.idx[:, :int(last.max()) + 1])
+        return out[torch.arange(len(last), device=last.device), last]
+
+    def prefill(self, idx):
+        self.idx[:, :idx.size(1)] = idx
+        return self.logits()
+
+    def step(self, tokens):
+        self.idx[torch.arange(len(tokens), device=tokens.device), self.lengths + self.generated] = tokens
+        self.generated += 1
+        return self.logits()
 
 
 def cache_class(model):
-    """The cache for the model's variant, or None where this copy has none."""
+    """The cache for the model's variant; Recompute where this copy has none."""
     if not model.perceiver:
         return VanillaCache
     try:
         from .cached_perceiver import PerceiverCache
     except ImportError:
-        return None
+        return Recompute
     return PerceiverCache
 
 
@@ -54,10 +87,11 @@ def greedy_decode(model, prompts, steps, stop=None):
     With a `stop` token id, a row ends at the first `stop` it generates (what
     it would write after that cannot change what comes before), and rows
     that ended are dropped from the batch once they are a quarter of it.
-    Raises CacheUnusable when there is no cache for the model's variant, or
-    when the cache's first logits are not the model's, compared on the
-    CHECKED_ROWS longest prompts (a block that computes something else shows
-    in any row; the longest prompts reach furthest).
+    Raises CacheUnusable when the first logits are not the model's on each
+    prompt alone, compared on the CHECKED_ROWS longest prompts (a block that
+    computes something else shows in any row; the longest prompts reach
+    furthest) and the shortest (the most padded: a model that is not causal
+    shows there).
     """
     model.eval()
     device = model.pos_emb.device
@@ -67,19 +101,17 @@ def greedy_decode(model, prompts, steps, stop=None):
     idx = torch.zeros(len(prompts), width, dtype=torch.long, device=device)  # right-padded with PAD
     for row, prompt in enumerate(prompts):
         idx[row, :len(prompt)] = torch.tensor(prompt, dtype=torch.long)
-    cache_type = cache_class(model)
-    if cache_type is None:
-        raise CacheUnusable("no key/value cache for this variant in this copy")
-    cache = cache_type(model, lengths, steps)
+    cache = cache_class(model)(model, lengths, steps)
     generated = torch.zeros(len(prompts), steps, dtype=torch.long, device=device)  # (B, steps)
     ends = torch.full((len(prompts),), steps, device=device)  # how many generated tokens each row keeps
     rows = torch.arange(len(prompts), device=device)  # the prompt of each row of the cache
     done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
     logits = cache.prefill(idx)  # (B, vocab)
-    checked = lengths.topk(min(CHECKED_ROWS, len(prompts))).indices  # (C,) the longest prompts
-    full = model(idx[checked])[0][torch.arange(len(checked), device=device), lengths[checked] - 1]  # (C, vocab)
-    if not torch.allclose(logits[checked], full, rtol=1e-4, atol=1e-4):  # right padding is causal-safe
-        raise CacheUnusable("cached logits differ from the model's forward")
+    checked = lengths.topk(min(CHECKED_ROWS, len(prompts))).indices.tolist() + [int(lengths.argmin())]
+    for row in checked:  # each against the model's forward on that prompt alone, unpadded
+        alone = model(idx[row:row + 1, :int(lengths[row])])[0][0, -1]  # (vocab,)
+        if not torch.allclose(logits[row], alone, rtol=1e-4, atol=1e-4):
+            raise CacheUnusable("batched logits differ from the model's forward on one prompt")
     for step in range(steps):
         tokens = greedy_next(logits)  # (B_alive,)
         generated[rows, step] = tokens

@@ -1,10 +1,12 @@
 """
 Parameters files: checked against the model before loading, and stamped with
-the vocabulary they were trained with. The stamp is the string of the
-vocabulary's characters in index order, kept in the state_dict's metadata
-(`state_dict._metadata['']['vocabulary']`, which load_state_dict ignores and
-torch.load(..., weights_only=True) reads), so a params file stays a plain
-state_dict.
+what they were trained with, in the state_dict's metadata (which
+load_state_dict ignores and torch.load(..., weights_only=True) reads), so a
+params file stays a plain state_dict:
+
+    state_dict._metadata['']['vocabulary']     the vocabulary's characters in index order
+    state_dict._metadata['']['configuration']  '' for the graded configuration, else what
+                                               differs from it ('n_layer=2 max_epochs=1 ...')
 """
 
 import torch
@@ -17,13 +19,18 @@ def vocabulary_string(dataset):
     return ''.join(dataset.itos[i] for i in range(dataset.vocab_size))
 
 
-def stamp_vocabulary(model, vocabulary):
-    """From now on, model.state_dict() carries `vocabulary` in its metadata, so
-    the save that writes the parameters (the student's train()) writes the stamp."""
-    def stamp(module, state_dict, prefix, local_metadata):
+def stamp(model, vocabulary, configuration):
+    """From now on, model.state_dict() carries `vocabulary` and `configuration` in its
+    metadata, so the save that writes the parameters (the student's train()) writes the stamp."""
+    def write_stamp(module, state_dict, prefix, local_metadata):
         if prefix == '':
-            local_metadata['vocabulary'] = vocabulary
-    model.register_state_dict_post_hook(stamp)
+            local_metadata.update(vocabulary=vocabulary, configuration=configuration)
+    model.register_state_dict_post_hook(write_stamp)
+
+
+def read_stamp(state):
+    """The stamp of a loaded state_dict: {'vocabulary': ..., 'configuration': ...}, {} when unstamped."""
+    return dict(getattr(state, '_metadata', {}).get('', {}))
 
 
 def checked_params(path, model, variant, vocabulary, option='--reading_params_path',
@@ -48,7 +55,7 @@ def checked_params(path, model, variant, vocabulary, option='--reading_params_pa
     if saved_vocab != vocab:
         raise InputError(f"{path} was saved with a vocabulary of {saved_vocab} entries, but the pretraining "
                          f"corpus gives {vocab}: use parameters trained with this corpus")
-    saved_chars = getattr(state, '_metadata', {}).get('', {}).get('vocabulary')
+    saved_chars = read_stamp(state).get('vocabulary')
     if saved_chars is not None and saved_chars != vocabulary:
         differ = set(saved_chars) ^ set(vocabulary)
         raise InputError(f"{path} was trained with another vocabulary (it differs in "

@@ -18,9 +18,13 @@ same loss and gradients as its plain loop up to floating-point rounding.
 """
 
 import functools
+import math
+import sys
+import time
 
 import torch
 from torch.utils.data.dataloader import default_collate
+from tqdm import tqdm
 
 from submission.trainer import TrainerConfig
 
@@ -147,3 +151,27 @@ def run_config(student_config, device, precision='auto', compile=False, **overri
     steps = FastSteps(device, settings['batch_size'], precision, compile)
     settings.update(device=device, collate_fn=steps.collate, step_fn=steps, optimizer_fn=fused_adamw)
     return TrainerConfig(**settings)
+
+
+class DurationEstimate:
+    """A callback that, after the first few steps of a run, says how long the whole run will
+    take at that pace (once), and suggests a smoke run or a GPU when that is over an hour."""
+
+    def __init__(self, after_steps=3):
+        self.after_steps = after_steps
+        self.started = None
+
+    def __call__(self, trainer, event):
+        if event != 'step':
+            return
+        if trainer.step == 1:
+            self.started = time.perf_counter()  # the first step warms up: time the ones after it
+        if trainer.step != self.after_steps + 1:
+            return
+        seconds_a_step = (time.perf_counter() - self.started) / self.after_steps
+        config = trainer.config
+        steps = config.max_epochs * math.ceil(len(trainer.train_dataset) / config.batch_size)
+        hours = seconds_a_step * steps / 3600
+        advice = (": for a quick check of your code use SMALL=1; train for grading on a GPU" if hours > 1 else "")
+        tqdm.write(f"run.py: at {seconds_a_step:.2f} s a step on {trainer.device}, the {steps} steps of this run "
+                   f"take about {hours:.1f} hours{advice}", file=sys.stderr)

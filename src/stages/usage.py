@@ -18,7 +18,7 @@ INSTRUCTORS_DIR = os.path.join(SRC_DIR, 'instructors')
 
 HEADER = """usage: ./run.sh <stage> [options]
 
-Graded stages (files go to $OUT_DIR, default src/submission/; data from $DATA_DIR, default ./data):"""
+Graded stages (files go to $OUT_DIR, default src/submission/, smoke/ for SMALL=1; data from $DATA_DIR, default ./data):"""
 FOOTER = """Settings: DATA_DIR, OUT_DIR, EXPERIMENTS_DIR, TEST_FILE, DEVICE, SMALL=1 (smoke test, not for grading), PYTHON.
 Options after a graded stage go to src/run.py (python3 src/run.py --help lists them)."""
 

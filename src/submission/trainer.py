@@ -48,9 +48,10 @@ class TrainerConfig:
     # hooks (None: the plain loop below)
     device = None  # None: cuda, then mps, then cpu
     collate_fn = None  # DataLoader's collate_fn: a list of examples -> a batch for step_fn
+    loader_fn = None  # loader_fn(trainer) -> the training batches, iterated once an epoch
     step_fn = None  # step_fn(trainer, batch) -> (loss, positions): one optimizer step
     optimizer_fn = None  # optimizer_fn(param_groups, config) -> the optimizer
-    callbacks = ()  # each called as callback(trainer) after every step
+    callbacks = ()  # each called as callback(trainer, event), event 'start', 'step' or 'epoch_end'
 
     def __init__(self, **kwargs):
         for k, v in kwargs.items():
@@ -90,6 +91,7 @@ class Trainer:
         self.config = config
         self.tokens = 0  # counter used for learning rate decay
         self.step = 0
+        self.epoch = 0
         self.lr = config.learning_rate
 
     def save_checkpoint(self):
@@ -106,6 +108,17 @@ class Trainer:
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_norm_clip)
         self.optimizer.step()
         return loss.detach(), y.numel()
+
+    def plain_loader(self):
+        """Shuffled batches of the training set."""
+        config = self.config
+        return DataLoader(self.train_dataset, shuffle=True, batch_size=config.batch_size,
+                          num_workers=config.num_workers, persistent_workers=config.num_workers > 0,
+                          pin_memory=self.device.type == 'cuda', collate_fn=config.collate_fn)
+
+    def notify(self, event):
+        for callback in self.config.callbacks:
+            callback(self, event)
 
     @torch.no_grad()
     def test_loss(self):
@@ -126,12 +139,12 @@ class Trainer:
     def train(self):
         model, config = self.model, self.config
         self.setup()
-        loader = DataLoader(self.train_dataset, shuffle=True, batch_size=config.batch_size,
-                            num_workers=config.num_workers, persistent_workers=config.num_workers > 0,
-                            pin_memory=self.device.type == 'cuda', collate_fn=config.collate_fn)
+        self.loader = loader = (config.loader_fn or Trainer.plain_loader)(self)
         start = time.time()
+        self.notify('start')
 
-        for epoch in range(config.max_epochs):
+        for epoch in range(self.epoch, config.max_epochs):
+            self.epoch = epoch
             model.train()
             pbar = tqdm(enumerate(loader), total=len(loader))
             for it, batch in pbar:
@@ -143,8 +156,7 @@ class Trainer:
                 self.lr = learning_rate(config, self.tokens)
                 for param_group in self.optimizer.param_groups:
                     param_group['lr'] = self.lr
-                for callback in config.callbacks:
-                    callback(self)
+                self.notify('step')
 
                 # report progress, reading the loss back from the device only every log_every steps
                 if it % config.log_every == 0 or it == len(loader) - 1:
@@ -159,3 +171,4 @@ class Trainer:
             if self.test_dataset is not None:
                 print("test loss: %f" % self.test_loss())
             self.save_checkpoint()
+            self.notify('epoch_end')

@@ -18,7 +18,8 @@ What goes in, by the layout of src/ (see each package's docstring):
 import os
 import shutil
 
-from stages.facts import DATA_FILES, DELIVERABLES
+from stages.facts import DATA_FILES, DELIVERABLES, THRESHOLDS
+from stages.score import needed
 
 from . import regions
 
@@ -94,11 +95,13 @@ def environment_name(repo_dir):
 
 
 def write_readme(repo_dir, out_dir):
-    """The student README, with the environment's name and the deliverables (stages/facts.py) filled in."""
+    """The student README, with the environment's name, the deliverables and the thresholds (stages/facts.py)."""
     with open(os.path.join(TEMPLATES, "README.student.md"), encoding="utf-8") as f:
         template = f.read()
     listed = "\n".join(f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1))
-    text = template.replace("{environment}", environment_name(repo_dir)).replace("{deliverables}", listed)
+    thresholds = "\n".join(f"- `{stem}.predictions`: {needed(threshold)}" for stem, threshold in THRESHOLDS.items())
+    text = (template.replace("{environment}", environment_name(repo_dir)).replace("{deliverables}", listed)
+            .replace("{thresholds}", thresholds))
     with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
         f.write(text)
 
