@@ -10,6 +10,8 @@
 #   TEST_FILE        questions for the *_eval_test_* stages (default: $DATA_DIR/birth_test_inputs.tsv)
 #   DEVICE           auto (default: cuda, then mps, then cpu), cpu, cuda, cuda:N or mps
 #   SMALL=1          smoke-test configuration: tiny model, one epoch, files in smoke/ (never for grading)
+#   NPROC=N          run the stage in N processes (torchrun, DistributedDataParallel; one per GPU)
+#   RESUME=1         continue a training stage from its last checkpoint (as the option --resume)
 #   PYTHON           the Python to use (default: python3)
 # Relative paths are taken from the folder you run this from.
 set -eo pipefail
@@ -56,13 +58,22 @@ print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))'
         || fail "could not install ${requirements[*]}; see Dependencies in README.md"
 }
 
-run_py() {  # src/run.py with this stage's files, records, device, size, and the user's options last
+run_py() {  # src/run.py (under torchrun when NPROC > 1) with this stage's files, records, device, size,
+            # and the user's options last
     local options=(--data_dir "$DATA_DIR" --test_file "$TEST_FILE" --experiments_dir "$EXPERIMENTS_DIR"
-                   --device "$DEVICE" ${OUT_DIR:+--out_dir "$OUT_DIR"})
+                   --device "$DEVICE" ${OUT_DIR:+--out_dir "$OUT_DIR"}) launcher=("$PYTHON")
     case "${SMALL:-0}" in
         1 | true | yes) options+=(--small) ;;
     esac
-    "$PYTHON" "$ROOT/src/run.py" "$@" "${options[@]}" ${EXTRA[@]+"${EXTRA[@]}"}
+    case "${RESUME:-0}" in
+        1 | true | yes) options+=(--resume) ;;
+    esac
+    case "${NPROC:-1}" in
+        1) ;;
+        *[!0-9]* | 0) fail "NPROC=$NPROC: give the number of processes, e.g. NPROC=2" ;;
+        *) launcher=("$PYTHON" -m torch.distributed.run --standalone --nproc_per_node="$NPROC") ;;
+    esac
+    "${launcher[@]}" "$ROOT/src/run.py" "$@" "${options[@]}" ${EXTRA[@]+"${EXTRA[@]}"}
 }
 
 instructors_stage() {  # a stage whose tools only the instructors' checkout has

@@ -21,16 +21,23 @@ seconds on a CPU; the graded stages never use it.
 """
 
 import argparse
+import contextlib
 import os
 import sys
+import tempfile
 import traceback
 from dataclasses import dataclass
 from typing import Optional
+
+if os.environ.get('RANK', '0') != '0':  # under torchrun only rank 0 draws progress bars; tqdm reads this at import
+    os.environ['TQDM_DISABLE'] = '1'
 
 from submission import helper
 from submission.model import GPTConfig
 from submission.utils import evaluate_places, set_seed
 
+from stages import distributed
+from stages.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, Checkpointer, Interrupted, read_checkpoint
 from stages.decoding import predict_places
 from stages.facts import BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, GRADED_MODEL, GRADED_STAGES, MAKER, reads
 from stages.files import replace_when_done, write_predictions
@@ -73,6 +80,10 @@ def parse_args(argv):
     p.add_argument('--compile', action='store_true', help="torch.compile the model for training")
     p.add_argument('--seed', type=int, default=0)
     p.add_argument('--eval_batch_size', type=int, default=256, help="questions decoded together")
+    p.add_argument('--resume', action='store_true', help="continue from the run's last checkpoint "
+                                                         "(<experiments_dir>/<run>/checkpoint.pt)")
+    p.add_argument('--checkpoint_every', type=int, default=CHECKPOINT_EVERY,
+                   help=f"steps between checkpoints (default {CHECKPOINT_EVERY}; also one at each epoch's end)")
     stage = p.add_argument_group("a graded stage of run.sh, in place of --function, --variant and the paths")
     stage.add_argument('--stage', choices=sorted(GRADED_STAGES))
     stage.add_argument('--data_dir', default='data', help="the folder of wiki.txt and the .tsv files")
@@ -86,6 +97,7 @@ def parse_args(argv):
                             + ", %(max_epochs)d epoch, batch %(batch_size)d, no loader workers" % SMALL_TRAINING)
     for name in ('n_layer', 'n_head', 'n_embd', 'max_epochs', 'batch_size'):
         small.add_argument('--' + name, type=int, help="override (default: graded value, or --small's)")
+    small.add_argument('--dropout', type=float, help="every dropout probability (default: the model's, 0.1)")
     args = p.parse_args(argv)
     args.configuration = configuration(args)
     if args.stage:
@@ -145,8 +157,8 @@ def configuration(args):
     graded = dict(GRADED_MODEL, bottleneck_dim=BOTTLENECK_DIM, pretrain_lr=6e-3, finetune_lr=6e-4)
     differ = [f"{name}={value}" for name, value in (SMALL_MODEL.items() if args.small else ())]
     differ += [f"{name}={value}" for name, value in SMALL_TRAINING.items() if args.small and name != 'num_workers']
-    differ += [f"{name}={getattr(args, name)}" for name in ('n_layer', 'n_head', 'n_embd', 'max_epochs', 'batch_size')
-               if getattr(args, name) is not None]
+    differ += [f"{name}={getattr(args, name)}" for name in ('n_layer', 'n_head', 'n_embd', 'max_epochs', 'batch_size',
+                                                          'dropout') if getattr(args, name) is not None]
     differ += [f"{name}={getattr(args, name)}" for name in ('bottleneck_dim', 'pretrain_lr', 'finetune_lr')
                if getattr(args, name) != graded[name]]
     return ' '.join(dict.fromkeys(differ))
@@ -166,7 +178,9 @@ def model_size(args):
 
 def build_model(args, vocab_size, size):
     """The student's model of the variant, or Unwritten naming what is missing."""
-    mconf = GPTConfig(vocab_size, BLOCK_SIZE, **size)
+    dropout = {} if args.dropout is None else dict(embd_pdrop=args.dropout, resid_pdrop=args.dropout,
+                                                   attn_pdrop=args.dropout)
+    mconf = GPTConfig(vocab_size, BLOCK_SIZE, **size, **dropout)
     if args.variant == 'vanilla':
         return require(helper.initialize_vanilla_model(mconf), 'initialize_vanilla_model')
     model = require(helper.initialize_perceiver_model(mconf, bottleneck_dim=args.bottleneck_dim),
@@ -190,9 +204,9 @@ class Inputs:
     places: Optional[list] = None  # evaluate: their labels, None for a questions-only file
 
 
-def read_inputs(args):
+def read_inputs(args, device_name):
     """Check every input of the run, in order, and return them parsed (raises InputError)."""
-    device = chosen_device(args.device)
+    device = chosen_device(device_name)
     stage_inputs_exist(args)
     if not args.pretrain_corpus_path:
         raise InputError("--pretrain_corpus_path is needed: the vocabulary always comes from the pretraining corpus")
@@ -215,12 +229,16 @@ def read_inputs(args):
     return inputs
 
 
-def evaluate(args, inputs):
-    """Answer the questions, write the predictions, and print the accuracy where there are labels."""
+def evaluate(args, inputs, processes):
+    """Answer the questions (each process its share), write the predictions, and print the
+    accuracy where there are labels."""
     inputs.model.load_state_dict(inputs.params)
     inputs.model.to(inputs.device)
-    predictions = predict_places(inputs.model, inputs.questions, inputs.pretraining, inputs.device,
-                                 batch_size=args.eval_batch_size)
+    mine = predict_places(inputs.model, distributed.share(inputs.questions, processes), inputs.pretraining,
+                          inputs.device, batch_size=args.eval_batch_size)
+    predictions = distributed.gathered(mine, processes)
+    if not processes.main:
+        return
     write_predictions(args.outputs_path, predictions)
     if inputs.places is None:
         print(f"wrote {len(predictions)} predictions to {args.outputs_path}; "
@@ -239,14 +257,27 @@ def training_overrides(args):
     return overrides
 
 
-def train(args, inputs):
+def run_identity(args, inputs, config, processes):
+    """What a checkpoint of this run must match to be resumed."""
+    training = {name: getattr(config, name) for name in ('max_epochs', 'batch_size', 'learning_rate', 'betas',
+                                                         'grad_norm_clip', 'weight_decay', 'lr_decay',
+                                                         'warmup_tokens', 'final_tokens')}
+    return dict(run=args.tb_expt_name or f"{args.variant}_{args.function}", function=args.function,
+                variant=args.variant, vocabulary=inputs.vocabulary, configuration=args.configuration,
+                processes=processes.world, training=training)
+
+
+def train(args, inputs, processes):
     """Build the student's trainer (helper.pretrain or helper.finetune), run it with this run's
-    settings, and let the student's helper.train save the parameters, stamped with the vocabulary."""
+    settings and callbacks (checkpoints; a duration estimate on a CPU), and let the student's
+    helper.train save the parameters, stamped; only the main process writes files."""
     size, model = inputs.size, inputs.model
     run_dir = os.path.join(args.experiments_dir, args.tb_expt_name or f"{args.variant}_{args.function}")
-    print(f"{args.function} {args.variant}: n_layer {size['n_layer']}, n_head {size['n_head']}, "
-          f"n_embd {size['n_embd']}, on {inputs.device}; records in {run_dir}")
-    with RunRecorder(run_dir) as recorder:
+    checkpoint = os.path.join(run_dir, CHECKPOINT_NAME)
+    if processes.main:
+        print(f"{args.function} {args.variant}: n_layer {size['n_layer']}, n_head {size['n_head']}, "
+              f"n_embd {size['n_embd']}, on {inputs.device} x {processes.world}; records in {run_dir}")
+    with RunRecorder(run_dir) if processes.main else contextlib.nullcontext() as recorder:
         if args.function == 'pretrain':
             tconf, trainer = helper.pretrain(inputs.pretraining, BLOCK_SIZE, model, args.pretrain_lr, writer=recorder)
         else:
@@ -254,12 +285,28 @@ def train(args, inputs):
                                              BLOCK_SIZE, model, args.finetune_lr, writer=recorder)
         require(tconf, args.function, 'returned no TrainerConfig')
         require(trainer, args.function, 'returned no Trainer')
-        trainer.config = run_config(tconf, inputs.device, args.precision, args.compile, **training_overrides(args))
-        if inputs.device.type == 'cpu' and not args.configuration:
-            trainer.config.callbacks = [*trainer.config.callbacks, DurationEstimate()]
+        try:
+            config = run_config(tconf, inputs.device, args.precision, args.compile, processes, args.seed,
+                                **training_overrides(args))
+        except ValueError as error:
+            raise InputError(str(error)) from None
+        identity = run_identity(args, inputs, config, processes)
+        resume = read_checkpoint(checkpoint, identity) if args.resume else None
+        if resume and recorder:
+            recorder.resume_from(resume['step'])
+        config.callbacks = [*config.callbacks, Checkpointer(checkpoint, identity, args.checkpoint_every, processes,
+                                                            resume)]
+        if inputs.device.type == 'cpu' and not args.configuration and processes.main:
+            config.callbacks.append(DurationEstimate())
+        trainer.config = config
         stamp(model, inputs.vocabulary, args.configuration)
-        replace_when_done(args.writing_params_path, lambda temporary: saved_by(temporary, model, trainer))
-    print(f"saved parameters to {args.writing_params_path}")
+        if processes.main:
+            replace_when_done(args.writing_params_path, lambda temporary: saved_by(temporary, model, trainer))
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                saved_by(os.path.join(folder, 'parameters'), model, trainer)
+    if processes.main:
+        print(f"saved parameters to {args.writing_params_path}")
 
 
 def saved_by(path, model, trainer):
@@ -273,15 +320,18 @@ def saved_by(path, model, trainer):
 def main(argv=None):
     """Run the command line `argv` (default sys.argv[1:]); return the exit status (argparse exits 2 itself)."""
     args = parse_args(argv)
+    processes, device_name = distributed.start(args.device)
     try:
-        inputs = read_inputs(args)
-        if args.configuration:
+        inputs = read_inputs(args, device_name)
+        if processes.rank:
+            set_seed(args.seed + processes.rank)  # the model is built: each process its own dropout
+        if args.configuration and processes.main:
             print(f"run.py: not the graded configuration ({args.configuration}): a smoke run, not for grading",
                   file=sys.stderr)
         if args.function == 'evaluate':
-            evaluate(args, inputs)
+            evaluate(args, inputs, processes)
         else:
-            train(args, inputs)
+            train(args, inputs, processes)
     except InputError as error:
         print(f"run.py: error: {error}", file=sys.stderr)
         return 1
@@ -289,6 +339,13 @@ def main(argv=None):
         print(f"run.py: error: {unimplemented_line(error)}", file=sys.stderr)
         traceback.print_exception(error)
         return 1
+    except Interrupted:
+        if processes.main:
+            print(f"run.py: interrupted; the run is saved in a checkpoint: resume it with the same command and "
+                  f"--resume (./run.sh {args.stage or '<stage>'} --resume, or RESUME=1)", file=sys.stderr)
+        return 130
+    finally:
+        distributed.stop()
     return 0
 
 

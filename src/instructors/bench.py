@@ -37,6 +37,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -44,8 +45,10 @@ from torch.utils.data.dataloader import default_collate
 from tqdm import tqdm
 
 from submission import GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
+from submission.trainer import optimizer_groups
 from submission.utils import pick_device
 
+from stages.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, rng_states, save_atomically
 from stages.decoding import predict_places, predict_places_plain
 from stages.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS, GRADED_MODEL, GRADED_TRAINING,
                           TRAIN_QUESTIONS)
@@ -58,7 +61,7 @@ COURSE_DATA = os.path.join(os.path.dirname(ROOT), 'shared', 'data')
 PRETRAIN = {name: GRADED_TRAINING['pretrain'][name] for name in ('batch_size', 'learning_rate')}
 FINETUNE = {name: GRADED_TRAINING['finetune_without_pretraining'][name] for name in ('batch_size', 'learning_rate')}
 PRETRAIN_EPOCHS = GRADED_TRAINING['pretrain']['max_epochs']
-PARTS = ['train', 'eval', 'data', 'grader']
+PARTS = ['train', 'eval', 'data', 'checkpoint', 'grader']
 DATA_FILES = (CORPUS, TRAIN_QUESTIONS, DEV_QUESTIONS)
 
 
@@ -241,6 +244,22 @@ def corruption_items_per_second(dataset, seconds=1.0):
     return made / (time.perf_counter() - started)
 
 
+def checkpoint_seconds(vocab_size, folder, repeats=3):
+    """(median seconds, megabytes) of saving a checkpoint of the graded model with AdamW's moments."""
+    model = graded_model(vocab_size, 0.0)
+    optimizer = fused_adamw(optimizer_groups(model, 0.1), TrainerConfig(device='cpu'))
+    model(torch.zeros(1, 8, dtype=torch.long), torch.ones(1, 8, dtype=torch.long))[1].backward()
+    optimizer.step()  # now AdamW holds its two moments
+    state = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'rng': [rng_states()]}
+    path = os.path.join(folder, CHECKPOINT_NAME)
+    seconds = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        save_atomically(state, path)
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds), os.path.getsize(path) / 1e6
+
+
 def grader_seconds():
     """Wall time and exit status of `python grader.py basic`, or None without grader.py."""
     grader = os.path.join(ROOT, 'grader.py')
@@ -309,6 +328,11 @@ def main():
     if 'data' in args.parts:
         rows.append(("span-corruption items/s", "", f"{corruption_items_per_second(pretraining):.0f}", None,
                      f"a pretraining step uses {PRETRAIN['batch_size']}"))
+    if 'checkpoint' in args.parts:
+        with tempfile.TemporaryDirectory() as folder:
+            seconds, megabytes = checkpoint_seconds(pretraining.vocab_size, folder)
+        rows.append(("checkpoint save s (model, AdamW, RNG; fsynced)", "", f"{seconds:.2f}", None,
+                     f"{megabytes:.0f} MB; one every {CHECKPOINT_EVERY} steps and each epoch's end"))
     if 'grader' in args.parts:
         graded = grader_seconds()
         rows.append(("grader.py basic, wall s", "", "skipped: no grader.py" if graded is None else f"{graded[0]:.1f}",

@@ -131,7 +131,7 @@ def trainer_config(args, epochs, batch_size, learning_rate, examples):
     config = TrainerConfig(max_epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, lr_decay=True,
                            warmup_tokens=WARMUP_TOKENS, final_tokens=epochs * examples * args.block_size,
                            num_workers=0)
-    return run_config(config, torch.device(args.device))
+    return run_config(config, torch.device(args.device), seeded_batches=False)
 
 
 def pretrain(args, model, corpus):

@@ -31,19 +31,33 @@ class RunRecorder:
 
     A row is written to the CSV once every column of its step has arrived, so
     the file can be read (or plotted) while the run goes on. A new recorder
-    for the same run starts a fresh CSV; TensorBoard keeps every run's events.
+    for the same run starts a fresh CSV; when the run resumes from a
+    checkpoint of step k (resume_from), the earlier CSV's rows up to step k
+    come first (its later rows, from the interrupted run, are dropped: those
+    steps are trained again). TensorBoard keeps every run's events.
     """
 
     def __init__(self, run_dir, use_tensorboard=True):
         os.makedirs(run_dir, exist_ok=True)
         self.run_dir = run_dir
         self.csv_path = os.path.join(run_dir, CSV_NAME)
-        self.csv_file = open(self.csv_path, 'w', newline='', encoding='utf-8')
-        self.csv = csv.writer(self.csv_file)
-        self.csv.writerow(COLUMNS)
-        self.csv_file.flush()
+        self.csv_file = None  # opened, fresh, at the first row: a run refused before it keeps the old file
+        self.resume_step = None
         self.pending = {}  # step -> {column: value} for rows not complete yet
         self.tensorboard = tensorboard_writer(run_dir) if use_tensorboard else None
+
+    def resume_from(self, step):
+        """Keep the earlier rows of steps up to `step`, before any new one."""
+        self.resume_step = step
+
+    def open(self):
+        earlier = []
+        if self.resume_step is not None and os.path.isfile(self.csv_path):
+            with open(self.csv_path, newline='', encoding='utf-8') as f:
+                earlier = [row for row in list(csv.reader(f))[1:] if row and float(row[0]) <= self.resume_step]
+        self.csv_file = open(self.csv_path, 'w', newline='', encoding='utf-8')
+        self.csv = csv.writer(self.csv_file)
+        self.csv.writerows([COLUMNS, *earlier])
 
     def add_scalar(self, tag, value, step):
         if self.tensorboard is not None:
@@ -57,6 +71,8 @@ class RunRecorder:
             self.write_row(self.pending.pop(step))
 
     def write_row(self, row):
+        if self.csv_file is None:
+            self.open()
         self.csv.writerow([row.get(column, '') for column in COLUMNS])
         self.csv_file.flush()
 
@@ -65,7 +81,8 @@ class RunRecorder:
         for step in sorted(self.pending):
             self.write_row(self.pending[step])
         self.pending = {}
-        self.csv_file.close()
+        if self.csv_file is not None:
+            self.csv_file.close()
         if self.tensorboard is not None:
             self.tensorboard.close()
 

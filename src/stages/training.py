@@ -17,16 +17,22 @@ same loss and gradients as its plain loop up to floating-point rounding.
   TF32 matmuls; optionally torch.compile.
 """
 
+import contextlib
 import functools
 import math
 import sys
 import time
 
 import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data.dataloader import default_collate
 from tqdm import tqdm
 
 from submission.trainer import TrainerConfig
+
+from .batches import EpochBatches
+from .distributed import Processes
 
 
 def collate_trimmed(examples):
@@ -92,7 +98,10 @@ class FastSteps:
     """
     The step_fn and collate_fn of a fast run on `device`: batches cut into
     length groups, autocast at `precision` ('auto', 'fp32', 'bf16', 'fp16'),
-    a grad scaler for fp16, the model compiled if `compile`.
+    a grad scaler for fp16, the model compiled if `compile`. Under several
+    processes the model runs in DistributedDataParallel, and each process
+    weights its groups by their share of the global batch's targets, so that
+    DDP's average of the processes' gradients is the global batch's gradient.
     """
 
     def __init__(self, device, batch_size, precision='auto', compile=False, trim_padding=True, length_groups=None):
@@ -107,26 +116,51 @@ class FastSteps:
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
 
-    def batch_loss(self, model, groups):
-        """The batch's loss sum_g share_g * loss_g (on the device), backpropagated group by group."""
+    def batch_loss(self, model, groups, scale=1.0):
+        """The batch's loss scale * sum_g share_g * loss_g (on the device), backpropagated group by
+        group; under DDP the gradients are averaged over the processes at the last group only."""
         total = 0.0
-        for x, y, share in groups:
+        for number, (x, y, share) in enumerate(groups):
             x = x.to(self.device, non_blocking=True)  # (B_g, W_g)
             y = y.to(self.device, non_blocking=True)  # (B_g, W_g)
-            with torch.autocast(self.device.type, dtype=self.dtype or torch.float32, enabled=self.dtype is not None):
-                logits, loss = model(x, y)
-                loss = loss * share
-            self.scaler.scale(loss).backward()
+            synced = number == len(groups) - 1 or not isinstance(model, DistributedDataParallel)
+            with contextlib.nullcontext() if synced else model.no_sync():
+                with torch.autocast(self.device.type, dtype=self.dtype or torch.float32,
+                                    enabled=self.dtype is not None):
+                    logits, loss = model(x, y)
+                    loss = loss * (share * scale)
+                self.scaler.scale(loss).backward()
             total = total + loss.detach()
         return total
 
+    def wrap(self, model):
+        """The module the steps run: the model, in DDP under several processes, compiled if asked."""
+        if dist.is_initialized():
+            model = DistributedDataParallel(model, device_ids=[self.device] if self.device.type == 'cuda' else None)
+        return torch.compile(model) if self.compile else model
+
+    def global_batch(self, groups, positions):
+        """(this process's weight, the global batch's positions): the weight is N * t / T for t of
+        the T targets of the global batch here, 1 in one process."""
+        if not dist.is_initialized():
+            return 1.0, positions
+        targets = sum(int((y != 0).sum()) for _, y, _ in groups)
+        counts = torch.tensor([targets, positions], dtype=torch.float64, device=self.device)
+        dist.all_reduce(counts)
+        return dist.get_world_size() * targets / float(counts[0]), int(counts[1])
+
     def __call__(self, trainer, batch):
-        """One optimizer step of `trainer` on a collated batch; returns its loss and uncut positions."""
+        """One optimizer step of `trainer` on a collated batch; returns its loss and the global
+        batch's uncut positions."""
         if self.step_model is None:
-            self.step_model = torch.compile(trainer.model) if self.compile else trainer.model
+            self.step_model = self.wrap(trainer.model)
         groups, positions = batch
+        scale, positions = self.global_batch(groups, positions)
         trainer.optimizer.zero_grad(set_to_none=True)
-        loss = self.batch_loss(self.step_model, groups)
+        loss = self.batch_loss(self.step_model, groups, scale)
+        if dist.is_initialized():
+            dist.all_reduce(loss)
+            loss = loss / dist.get_world_size()
         self.scaler.unscale_(trainer.optimizer)
         torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), trainer.config.grad_norm_clip)
         self.scaler.step(trainer.optimizer)
@@ -140,16 +174,25 @@ def fused_adamw(param_groups, config):
     return torch.optim.AdamW(param_groups, lr=config.learning_rate, betas=config.betas, fused=fused)
 
 
-def run_config(student_config, device, precision='auto', compile=False, **overrides):
+def run_config(student_config, device, precision='auto', compile=False, processes=Processes(), seed=0,
+               seeded_batches=True, **overrides):
     """
     A new TrainerConfig: the student's settings, then `overrides` (e.g. a
-    smoke run's max_epochs), then the fast hooks on `device`. The student's
+    smoke run's max_epochs), then the fast hooks on `device`: FastSteps, fused
+    AdamW, and the seeded batches of this process (batches.py; without
+    seeded_batches, the plain loader's shuffled batches). The student's
     object is left as it is.
     """
     settings = {name: getattr(student_config, name) for name in dir(student_config) if not name.startswith('_')}
     settings.update(overrides)
-    steps = FastSteps(device, settings['batch_size'], precision, compile)
-    settings.update(device=device, collate_fn=steps.collate, step_fn=steps, optimizer_fn=fused_adamw)
+    steps = FastSteps(device, settings['batch_size'] // processes.world, precision, compile)
+
+    def batches(trainer):
+        return EpochBatches(trainer.train_dataset, settings['batch_size'], steps.collate, settings['num_workers'],
+                            seed, processes.rank, processes.world, pin_memory=device.type == 'cuda')
+
+    settings.update(device=device, collate_fn=steps.collate, step_fn=steps, optimizer_fn=fused_adamw,
+                    loader_fn=batches if seeded_batches else None)
     return TrainerConfig(**settings)
 
 

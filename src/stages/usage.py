@@ -19,7 +19,8 @@ INSTRUCTORS_DIR = os.path.join(SRC_DIR, 'instructors')
 HEADER = """usage: ./run.sh <stage> [options]
 
 Graded stages (files go to $OUT_DIR, default src/submission/, smoke/ for SMALL=1; data from $DATA_DIR, default ./data):"""
-FOOTER = """Settings: DATA_DIR, OUT_DIR, EXPERIMENTS_DIR, TEST_FILE, DEVICE, SMALL=1 (smoke test, not for grading), PYTHON.
+FOOTER = """Settings: DATA_DIR, OUT_DIR, EXPERIMENTS_DIR, TEST_FILE, DEVICE, SMALL=1 (smoke test, not for grading),
+NPROC=N (processes, e.g. one per GPU), RESUME=1 (continue from the last checkpoint), PYTHON.
 Options after a graded stage go to src/run.py (python3 src/run.py --help lists them)."""
 
 

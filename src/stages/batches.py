@@ -1,0 +1,103 @@
+"""
+The training batches of the stages: the loader_fn of the student's Trainer.
+
+Epoch e visits the training set in the order of a permutation drawn from a
+generator seeded with seed + e (as torch's DistributedSampler draws it).
+With N processes, the global batch of B examples is the same B examples as
+in one process, split B/N to each: process r takes the examples at
+positions r, r + N, r + 2N, ... of each global batch. Every example is made
+with the random generators (python, numpy, torch) seeded from (seed, epoch,
+index) and put back afterwards, so an example's random span corruption does
+not depend on the process, the loader worker or what was drawn before it:
+a run resumed in the middle of an epoch, or run on another number of
+processes, sees the same data.
+"""
+
+import math
+import random
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset, Sampler
+
+
+def example_seed(seed, epoch, index):
+    """A 63-bit seed for example `index` of epoch `epoch`."""
+    return (seed * 1_000_003 + epoch) * 1_000_000_007 + index & (2 ** 63 - 1)
+
+
+class SeededExamples(Dataset):
+    """dataset[index] made under generators seeded by (seed, epoch, index); items are (epoch, index)."""
+
+    def __init__(self, dataset, seed):
+        self.dataset, self.seed = dataset, seed
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitem__(self, item):
+        epoch, index = item
+        seed = example_seed(self.seed, epoch, index)
+        python_state, numpy_state = random.getstate(), np.random.get_state()
+        with torch.random.fork_rng(devices=[]):
+            random.seed(seed)
+            np.random.seed(seed % 2 ** 32)
+            torch.manual_seed(seed)
+            example = self.dataset[index]
+        random.setstate(python_state)
+        np.random.set_state(numpy_state)
+        return example
+
+
+class ShardOrder(Sampler):
+    """(epoch, index) items of this process's share of epoch `epoch`, from batch `skip` on."""
+
+    def __init__(self, size, batch_size, seed, rank, world):
+        self.size, self.batch_size, self.seed, self.rank, self.world = size, batch_size, seed, rank, world
+        self.epoch, self.skip = 0, 0
+
+    def __len__(self):
+        return len(self.indices())
+
+    def indices(self):
+        generator = torch.Generator().manual_seed(self.seed + self.epoch)
+        order = torch.randperm(self.size, generator=generator).tolist()
+        batches = [order[start:start + self.batch_size] for start in range(0, self.size, self.batch_size)]
+        return [index for batch in batches[self.skip:] for index in batch[self.rank::self.world]]
+
+    def __iter__(self):
+        return iter([(self.epoch, index) for index in self.indices()])
+
+
+class EpochBatches:
+    """The batches of this process, one pass an epoch: the sampler's epoch advances after each
+    pass, and `position` counts the global batches of the current epoch already yielded."""
+
+    def __init__(self, dataset, batch_size, collate_fn, num_workers, seed=0, rank=0, world=1, pin_memory=False):
+        if batch_size % world:
+            raise ValueError(f"the batch size {batch_size} is not a multiple of the {world} processes: "
+                             f"choose a number of processes that divides it")
+        if 0 < len(dataset) % batch_size < world:
+            raise ValueError(f"the last batch of an epoch holds {len(dataset) % batch_size} examples, fewer than "
+                             f"the {world} processes: choose fewer processes")
+        self.batches_an_epoch = math.ceil(len(dataset) / batch_size)
+        self.order = ShardOrder(len(dataset), batch_size, seed, rank, world)
+        self.loader = DataLoader(SeededExamples(dataset, seed), batch_size=batch_size // world, sampler=self.order,
+                                 collate_fn=collate_fn, num_workers=num_workers,
+                                 persistent_workers=num_workers > 0, pin_memory=pin_memory,
+                                 generator=torch.Generator().manual_seed(seed))  # never draws from torch's own
+        self.position = 0
+
+    def start_at(self, epoch, position):
+        """Resume: the next pass is epoch `epoch` from its global batch `position` on."""
+        self.order.epoch, self.order.skip = epoch, position
+
+    def __len__(self):
+        return self.batches_an_epoch - self.order.skip
+
+    def __iter__(self):
+        self.position = self.order.skip
+        for batch in self.loader:
+            self.position += 1
+            yield batch
+        self.order.epoch, self.order.skip, self.position = self.order.epoch + 1, 0, 0

@@ -1,0 +1,257 @@
+"""
+Interrupted and multi-process training (src/stages/checkpoint.py, batches.py,
+distributed.py): a run killed at any moment and resumed ends with the
+parameters of an uninterrupted run; two processes (torchrun, gloo) train as
+one and evaluate as one; a checkpoint is written whole or not at all, and a
+checkpoint of another run is refused.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from stages.checkpoint import CHECKPOINT_NAME, save_atomically
+from stages.records import read_metrics
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
+RUN = "run"
+
+
+@pytest.fixture(scope="module")
+def questions(tmp_path_factory):
+    path = tmp_path_factory.mktemp("questions") / "train.tsv"
+    path.write_text("".join((DATA / "birth_places_train.tsv").read_text(encoding="utf-8").splitlines(True)[:200]))
+    return path
+
+
+def command(questions, experiments, params, *extra, processes=1, epochs=6, every=3):
+    """run.py finetuning a small model (dropout 0, no loader workers) on 200 questions."""
+    launcher = [sys.executable] if processes == 1 else [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                                        f"--nproc_per_node={processes}"]
+    return [*launcher, str(REPO / "src" / "run.py"), "--function", "finetune", "--variant", "vanilla",
+            "--pretrain_corpus_path", str(DATA / "wiki.txt"), "--finetune_corpus_path", str(questions),
+            "--writing_params_path", str(params), "--experiments_dir", str(experiments), "--tb_expt_name", RUN,
+            "--small", "--max_epochs", str(epochs), "--batch_size", "16", "--dropout", "0", "--device", "cpu",
+            "--checkpoint_every", str(every), *extra]
+
+
+def env():
+    return dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO / "src"))
+
+
+def run_to_end(*args, **kwargs):
+    done = subprocess.run(command(*args, **kwargs), env=env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+def max_difference(path_a, path_b):
+    a, b = torch.load(path_a, weights_only=True), torch.load(path_b, weights_only=True)
+    assert a.keys() == b.keys()
+    return max(float((a[key] - b[key]).abs().max()) for key in a)
+
+
+def checkpoint_of(experiments):
+    path = experiments / RUN / CHECKPOINT_NAME
+    return torch.load(path, weights_only=False) if path.is_file() else None
+
+
+def stopped_where(process, experiments, wanted, timeout=120):
+    """Freeze the running process (SIGSTOP) once its checkpoint satisfies `wanted`; returns that checkpoint."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            state = checkpoint_of(experiments)
+        except Exception:  # read while being replaced: try again
+            state = None
+        if state is not None and wanted(state):
+            os.killpg(process.pid, signal.SIGSTOP)
+            state = checkpoint_of(experiments)
+            if wanted(state):
+                return state
+            os.killpg(process.pid, signal.SIGCONT)
+        time.sleep(0.01)
+    raise AssertionError("the run ended before its checkpoint was where the test wanted it")
+
+
+def killed_and_resumed(questions, tmp_path, wanted, processes=1, **settings):
+    """A run SIGKILLed where `wanted` holds, then resumed to the end; returns (params, experiments, checkpoint)."""
+    experiments, params = tmp_path / "experiments", tmp_path / "resumed.params"
+    process = subprocess.Popen(command(questions, experiments, params, processes=processes, **settings), env=env(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        state = stopped_where(process, experiments, wanted)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert not params.exists()
+    run_to_end(questions, experiments, params, "--resume", processes=processes, **settings)
+    return params, experiments, state
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(questions, tmp_path_factory):
+    """The reference runs: (params, experiments) of one process and of two."""
+    runs = {}
+    for processes in (1, 2):
+        folder = tmp_path_factory.mktemp(f"uninterrupted{processes}")
+        run_to_end(questions, folder / "experiments", folder / "final.params", processes=processes)
+        runs[processes] = (folder / "final.params", folder / "experiments")
+    return runs
+
+
+def test_two_processes_train_as_one(uninterrupted):
+    """The global batch split over two processes: the parameters of one process within 1e-5,
+    the same tokens at every recorded step."""
+    (one, one_records), (two, two_records) = uninterrupted[1], uninterrupted[2]
+    assert max_difference(one, two) <= 1e-5
+    one_rows, two_rows = (read_metrics(folder / RUN / "metrics.csv") for folder in (one_records, two_records))
+    assert [(r["step"], r["tokens"]) for r in one_rows] == [(r["step"], r["tokens"]) for r in two_rows]
+    assert len(one_rows) > 10
+
+
+def test_sharded_evaluation_gives_the_single_process_predictions(uninterrupted, tmp_path):
+    params, _ = uninterrupted[1]
+    outputs = {}
+    for processes in (1, 2):
+        launcher = [sys.executable] if processes == 1 else [sys.executable, "-m", "torch.distributed.run",
+                                                            "--standalone", "--nproc_per_node=2"]
+        outputs[processes] = tmp_path / f"{processes}.predictions"
+        done = subprocess.run([*launcher, str(REPO / "src" / "run.py"), "--function", "evaluate", "--variant",
+                               "vanilla", "--pretrain_corpus_path", str(DATA / "wiki.txt"), "--eval_corpus_path",
+                               str(DATA / "birth_dev.tsv"), "--reading_params_path", str(params), "--outputs_path",
+                               str(outputs[processes]), "--small", "--device", "cpu"],
+                              env=env(), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+    one = outputs[1].read_text(encoding="utf-8").splitlines()
+    assert len(one) == 500 and outputs[2].read_text(encoding="utf-8").splitlines() == one
+
+
+def assert_records_continue(experiments):
+    """metrics.csv after a resume: steps strictly increasing (no row twice), tokens growing with them."""
+    rows = read_metrics(experiments / RUN / "metrics.csv")
+    steps = [row["step"] for row in rows]
+    assert steps == sorted(set(steps)) and len(steps) > 10
+    assert all(b["tokens"] > a["tokens"] for a, b in zip(rows, rows[1:]))
+
+
+def test_a_run_killed_mid_epoch_resumes_to_the_uninterrupted_parameters(questions, tmp_path, uninterrupted):
+    params, experiments, state = killed_and_resumed(questions, tmp_path, lambda s: 0 < s["position"] < 13)
+    assert 0 < state["position"] < 13
+    assert max_difference(params, uninterrupted[1][0]) <= 1e-6
+    assert_records_continue(experiments)
+
+
+def test_a_run_killed_between_epochs_resumes_to_the_uninterrupted_parameters(questions, tmp_path, uninterrupted):
+    params, experiments, state = killed_and_resumed(questions, tmp_path, lambda s: s["position"] == 0 and s["epoch"] >= 2,
+                                                    every=1000)
+    assert state["position"] == 0
+    assert max_difference(params, uninterrupted[1][0]) <= 1e-6
+    assert_records_continue(experiments)
+
+
+def test_a_two_process_run_resumes_to_its_uninterrupted_parameters(questions, tmp_path, uninterrupted):
+    params, _, state = killed_and_resumed(questions, tmp_path, lambda s: s["step"] >= 20, processes=2)
+    assert len(state["rng"]) == 2  # each process's generators
+    assert max_difference(params, uninterrupted[2][0]) <= 1e-6
+
+
+def test_ctrl_c_saves_a_checkpoint_that_resumes(questions, tmp_path, uninterrupted):
+    experiments, params = tmp_path / "experiments", tmp_path / "resumed.params"
+    process = subprocess.Popen(command(questions, experiments, params, every=1000), env=env(), text=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (experiments / RUN / "metrics.csv").is_file() or len(read_metrics(experiments / RUN / "metrics.csv")) < 3:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err[-2000:]
+    assert "interrupted; the run is saved in a checkpoint" in err and "--resume" in err
+    assert checkpoint_of(experiments)["step"] >= 3 and not params.exists()
+    run_to_end(questions, experiments, params, "--resume", every=1000)
+    assert max_difference(params, uninterrupted[1][0]) <= 1e-6
+
+
+@pytest.mark.parametrize("change, named", [(["--variant", "perceiver"], "its variant is 'vanilla', this run's is "
+                                                                      "'perceiver'"),
+                                           (["--n_embd", "64"], "its configuration is")])
+def test_a_checkpoint_of_another_run_is_refused(questions, uninterrupted, tmp_path, change, named):
+    experiments = tmp_path / "experiments"
+    (experiments / RUN).mkdir(parents=True)
+    source = uninterrupted[1][1] / RUN
+    for name in (CHECKPOINT_NAME, "metrics.csv"):
+        (experiments / RUN / name).write_bytes((source / name).read_bytes())
+    before = {p.name: p.read_bytes() for p in (experiments / RUN).iterdir()}
+    arguments = command(questions, experiments, tmp_path / "other.params", "--resume") + change  # the last one counts
+    done = subprocess.run(arguments, env=env(), capture_output=True, text=True, timeout=300)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("run.py: error")]
+    assert done.returncode == 1 and len(errors) == 1 and "is of another run" in errors[0] and named in errors[0]
+    assert {p.name: p.read_bytes() for p in (experiments / RUN).iterdir()} == before
+    assert not (tmp_path / "other.params").exists()
+
+
+def test_resume_without_a_checkpoint_says_so(questions, tmp_path):
+    done = subprocess.run(command(questions, tmp_path / "experiments", tmp_path / "p.params", "--resume"), env=env(),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "no checkpoint to resume from" in done.stderr
+
+
+class SlowToPickle:
+    """An object whose pickling takes `seconds`, so a save can be killed in the middle."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __reduce__(self):
+        time.sleep(self.seconds)
+        return (SlowToPickle, (0,))
+
+
+SAVE_SLOWLY = """
+import sys, torch
+sys.path[:0] = [sys.argv[2], sys.argv[3]]
+from stages.checkpoint import save_atomically
+from test_resume import SlowToPickle
+save_atomically({"weights": torch.zeros(1000, 1000), "slow": SlowToPickle(60)}, sys.argv[1])
+"""
+
+
+def test_a_kill_during_a_save_leaves_the_previous_checkpoint(tmp_path):
+    path = tmp_path / CHECKPOINT_NAME
+    save_atomically({"step": 7, "weights": torch.arange(10)}, path)
+    process = subprocess.Popen([sys.executable, "-c", SAVE_SLOWLY, str(path), str(REPO / "src"), str(REPO / "tests")])
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(f".{CHECKPOINT_NAME}.*.tmp")):  # the new checkpoint is being written
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.01)
+    process.kill()
+    process.wait()
+    state = torch.load(path, weights_only=False)
+    assert state["step"] == 7 and torch.equal(state["weights"], torch.arange(10))
+
+
+def test_run_sh_runs_a_stage_in_nproc_processes_and_resumes_it(tmp_path):
+    """NPROC=2 runs the stage under torchrun (its run records say x 2); RESUME=1 continues it."""
+    env_vars = dict(env(), DATA_DIR=str(DATA), OUT_DIR=str(tmp_path), EXPERIMENTS_DIR=str(tmp_path / "experiments"),
+                    DEVICE="cpu", SMALL="1", NPROC="2")
+    done = subprocess.run(["bash", str(REPO / "run.sh"), "vanilla_finetune_without_pretrain", "--batch_size", "64"],
+                          env=env_vars, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "on cpu x 2" in done.stdout and (tmp_path / "vanilla.model.params").is_file()
+    first = (tmp_path / "vanilla.model.params").read_bytes()
+    done = subprocess.run(["bash", str(REPO / "run.sh"), "vanilla_finetune_without_pretrain", "--batch_size", "64"],
+                          env=dict(env_vars, RESUME="1"), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (tmp_path / "first.params").write_bytes(first)
+    assert max_difference(tmp_path / "vanilla.model.params", tmp_path / "first.params") == 0  # resumed at its end
+    bad = subprocess.run(["bash", str(REPO / "run.sh"), "vanilla_pretrain"], env=dict(env_vars, NPROC="two"),
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and bad.stderr == "run.sh: NPROC=two: give the number of processes, e.g. NPROC=2\n"
