@@ -23,7 +23,7 @@ import pytest
 import torch
 
 import run
-from stages import baseline, facts, plot, records, score
+from stages import baseline, facts, options, plot, records, score
 from stages.decoding import predict_places_plain
 from stages.inputs import pretraining_dataset
 from stages.params import stamp, vocabulary_string
@@ -134,7 +134,7 @@ def pipeline(tmp_path_factory):
 
 
 def small_model(variant, vocab_size, **size):
-    mconf = GPTConfig(vocab_size, facts.BLOCK_SIZE, **{**run.SMALL_MODEL, **size})
+    mconf = GPTConfig(vocab_size, facts.BLOCK_SIZE, **{**options.SMALL_MODEL, **size})
     if variant == "vanilla":
         return helper.initialize_vanilla_model(mconf)
     return helper.initialize_perceiver_model(mconf, bottleneck_dim=32)
@@ -467,10 +467,10 @@ def test_a_missing_data_file_names_the_setting_to_fix(tmp_path, missing):
 
 
 def test_small_is_never_the_default():
-    args = run.parse_args(["--function", "pretrain", "--variant", "vanilla"])
-    assert not args.small and run.model_size(args) == dict(n_layer=4, n_head=8, n_embd=256)
-    small = run.parse_args(["--function", "pretrain", "--variant", "vanilla", "--small", "--n_embd", "64"])
-    assert run.model_size(small) == dict(run.SMALL_MODEL, n_embd=64)
+    args = options.parse_args(["--function", "pretrain", "--variant", "vanilla"])
+    assert not args.small and options.model_size(args) == dict(n_layer=4, n_head=8, n_embd=256)
+    small = options.parse_args(["--function", "pretrain", "--variant", "vanilla", "--small", "--n_embd", "64"])
+    assert options.model_size(small) == dict(options.SMALL_MODEL, n_embd=64)
 
 
 def test_baseline_rejects_a_line_without_a_tab(inputs, capsys):
@@ -484,8 +484,8 @@ def test_baseline_rejects_a_line_without_a_tab(inputs, capsys):
 def test_a_smoke_stage_writes_to_its_own_folder(inputs, tmp_path, monkeypatch, capsys):
     """A graded stage in another configuration, with no --out_dir, writes to smoke/, never where
     the hand-in is collected from; its params are stamped with what differs."""
-    monkeypatch.setattr(run, "GRADED_OUT", str(tmp_path / "submission"))
-    monkeypatch.setattr(run, "SMOKE_OUT", str(tmp_path / "smoke"))
+    monkeypatch.setattr(options, "GRADED_OUT", str(tmp_path / "submission"))
+    monkeypatch.setattr(options, "SMOKE_OUT", str(tmp_path / "smoke"))
     (tmp_path / "submission").mkdir()
     (tmp_path / "smoke").mkdir()
     argv = ["--stage", "vanilla_finetune_without_pretrain", "--data_dir", str(inputs), "--device", "cpu",
@@ -498,11 +498,11 @@ def test_a_smoke_stage_writes_to_its_own_folder(inputs, tmp_path, monkeypatch, c
 
 
 def test_the_graded_configuration_is_stamped_empty_and_goes_to_the_submission():
-    args = run.parse_args(["--stage", "vanilla_pretrain"])
-    assert args.configuration == "" and args.writing_params_path == str(Path(run.GRADED_OUT) / "vanilla.pretrain.params")
-    small = run.parse_args(["--stage", "vanilla_pretrain", "--small"])
-    assert small.writing_params_path == str(Path(run.SMOKE_OUT) / "vanilla.pretrain.params")
-    assert run.parse_args(["--stage", "vanilla_pretrain", "--pretrain_lr", "1e-3"]).configuration == "pretrain_lr=0.001"
+    args = options.parse_args(["--stage", "vanilla_pretrain"])
+    assert args.configuration == "" and args.writing_params_path == str(Path(options.GRADED_OUT) / "vanilla.pretrain.params")
+    small = options.parse_args(["--stage", "vanilla_pretrain", "--small"])
+    assert small.writing_params_path == str(Path(options.SMOKE_OUT) / "vanilla.pretrain.params")
+    assert options.parse_args(["--stage", "vanilla_pretrain", "--pretrain_lr", "1e-3"]).configuration == "pretrain_lr=0.001"
 
 
 def unwritten_run(inputs, tmp_path, capsys, function="finetune", variant="vanilla"):
