@@ -105,7 +105,7 @@ case "$STAGE" in
         "$PYTHON" -m instructors.demo "$@" ;;
     test)
         instructors_stage
-        ensure_packages torch numpy tqdm pytest
+        ensure_packages torch numpy tqdm pytest nbclient nbformat ipykernel matplotlib
         status=0
         "$PYTHON" -m pytest -q "$@" || status=$?
         [ "$status" -eq 5 ] && echo "run.sh: pytest collected no tests: that is a failure" >&2
@@ -114,6 +114,10 @@ case "$STAGE" in
         instructors_stage
         ensure_packages torch numpy tqdm
         "$PYTHON" -m instructors.bench "$@" ;;
+    mutate)
+        instructors_stage
+        ensure_packages torch numpy tqdm pytest mutmut
+        "$PYTHON" -m instructors.mutate "$@" ;;
     plot)
         [ $# -gt 0 ] || fail "plot needs a run name: ./run.sh plot <run> (runs are the folders of $EXPERIMENTS_DIR)"
         "$PYTHON" -m stages.plot --experiments_dir "$EXPERIMENTS_DIR" "$@" ;;

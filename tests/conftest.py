@@ -6,12 +6,14 @@ global `random` for the datasets that draw from it, and small model configs.
 
 import contextlib
 import random
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
 
+import privileged
 from submission import GPTConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,3 +132,26 @@ def tiny_config():
         return GPTConfig(vocab_size, block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd,
                          embd_pdrop=dropout, resid_pdrop=dropout, attn_pdrop=dropout, **extra)
     return make
+
+
+@pytest.fixture(scope="session")
+def readable_python():
+    """
+    A Python every user can read, with torch (a virtual environment built once
+    a machine when this one will not do, see tests/privileged.py); skips the
+    test when not root or when none can be had.
+    """
+    missing = privileged.missing_privilege("nobody")
+    if missing:
+        pytest.skip(missing)
+    try:
+        return privileged.readable_python("nobody")
+    except RuntimeError as reason:
+        pytest.skip(f"no Python that every user can read: {reason}")
+
+
+@pytest.fixture
+def on_readable_python(readable_python, monkeypatch):
+    """Run this test's subprocesses of sys.executable (grader.py) on the Python every user can read."""
+    monkeypatch.setattr(sys, "executable", readable_python)
+    return readable_python

@@ -1,7 +1,15 @@
 """
-Helpers for tests/test_grader.py: copies of the reference solution, hidden
-bundles with made-up labels, prediction files with a chosen number of
-correct answers, and running grader.py as a separate process.
+Helpers for the grader's tests: copies of the reference solution, a tiny
+world of models whose answers are the hidden labels, hidden bundles built
+the way the release builds them, hand-ins of parameters and predictions,
+and running grader.py as a separate process.
+
+The tiny world: reference models of a tiny size (TINY, written into each
+bundle's grading.json) with seeded random weights, saved as parameters
+files; their greedy answers (the stages' decoding) to made-up questions are
+the prediction files, and the hidden labels take every even question's
+answer from the vanilla model and every odd one's from the perceiver, so
+honest hand-ins score about half, and any other model about nothing.
 """
 
 import json
@@ -10,24 +18,44 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
+
+import torch
+
+from instructors.release.autograder import write_runtime
+from instructors.release.regions import cut, regions, restore
+from stages.decoding import predict_places
+from submission import GPTConfig, initialize_perceiver_model, initialize_vanilla_model
 
 ROOT = Path(__file__).resolve().parents[1]
 GRADER = ROOT / "grader.py"
 REFERENCE = ROOT / "src" / "submission"
-COPY_IGNORED = shutil.ignore_patterns("__pycache__", "*.params", "*.predictions")
+COPY_IGNORED = shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "mingpt-demo")
 
+PAD_CHAR, MASK_CHAR = "\u25A1", "\u2047"
 QUESTIONS = {"dev": 60, "test": 50}
-PLACES = ["London", "Paris", "Lagos", "Lima", "Kyoto", "Dublin", "Warsaw", "Tangier"]
+TINY = dict(n_layer=4, n_head=2, n_embd=16, block_size=128, bottleneck_dim=8)
 PREDICTION_STEMS = ("vanilla.nopretrain", "vanilla.pretrain", "perceiver.pretrain")
+# Which model makes each prediction file: (parameters file, variant).
+MADE_FROM = {"vanilla.nopretrain": ("vanilla.model.params", "vanilla"),
+             "vanilla.pretrain": ("vanilla.finetune.params", "vanilla"),
+             "perceiver.pretrain": ("perceiver.finetune.params", "perceiver")}
+PLACES = ["London", "Paris", "Lagos", "Lima", "Kyoto", "Dublin", "Warsaw", "Tangier"]
 # Correct answers that just meet the default thresholds (at least one correct;
-# vanilla >= 10% dev and >= 9% test; perceiver >= 6% dev and >= 5% test).
+# vanilla >= 10% dev and >= 9% test; perceiver >= 2.4% dev and >= 2% test).
 JUST_ENOUGH = {
     ("vanilla.nopretrain", "dev"): 1, ("vanilla.nopretrain", "test"): 1,
     ("vanilla.pretrain", "dev"): 6, ("vanilla.pretrain", "test"): 5,
-    ("perceiver.pretrain", "dev"): 4, ("perceiver.pretrain", "test"): 3,
+    ("perceiver.pretrain", "dev"): 2, ("perceiver.pretrain", "test"): 1,
 }
 REPORT_LINE = re.compile(r"^(\d+[a-z]+-\d+-(?:basic|hidden))\s.*?\s(\S+)/(\S+)\s+(pass|fail|error|timeout|hidden)\b")
+POINTS = {"1c-0-hidden": 2, "1c-1-basic": 2, "1d-0-hidden": 2, "1d-1-hidden": 4, "1e-0-basic": 5,
+          "1e-1-basic": 5, "1e-2-basic": 5, "1e-3-basic": 5, "1f-0-basic": 7, "1f-1-hidden": 5,
+          "1f-2-hidden": 8, "1g-0-basic": 4, "1g-1-hidden": 5, "1g-2-hidden": 5}
+PREDICTION_TESTS = ["1d-0-hidden", "1d-1-hidden", "1f-1-hidden", "1f-2-hidden", "1g-1-hidden", "1g-2-hidden"]
 
 
 def copy_reference(destination):
@@ -36,20 +64,115 @@ def copy_reference(destination):
     return Path(destination)
 
 
-def make_bundle(directory, reference=True, thresholds=None):
-    """A hidden bundle with made-up labels; returns (bundle path, {split: answers})."""
+def cut_regions(package, filename, keep):
+    """Empty the regions of package/filename whose index `keep(i)` rejects, as the release's starter has them."""
+    path = Path(package) / filename
+    text = path.read_text(encoding="utf-8")
+    starter = cut(text, filename)
+    bodies = [solution if keep(i) else placeholder
+              for i, (solution, placeholder) in enumerate(zip(regions(text), regions(starter)))]
+    path.write_text(restore(starter, bodies, filename), encoding="utf-8")
+
+
+# The student regions of each part: (file, indices of its regions in that file).
+PART_REGIONS = {
+    "c": [("helper.py", {0, 2, 4})],  # initialize_vanilla_model, finetune, train
+    "f": [("helper.py", {3})],  # pretrain
+    "e": [("dataset.py", {0})],
+    "g": [("helper.py", {1}), ("model.py", {0, 1, 2, 3})],
+}
+
+
+def leave_unwritten(package, *parts):
+    """Empty the regions of the handout's `parts` in the package, as the starter has them."""
+    for part in parts:
+        for filename, indices in PART_REGIONS[part]:
+            cut_regions(package, filename, lambda i, indices=indices: i not in indices)
+
+
+def questions(split):
+    return [f"Where was Person {split} {i} born?" for i in range(QUESTIONS[split])]
+
+
+VOCABULARY = PAD_CHAR + MASK_CHAR + "".join(sorted(
+    set("".join(questions("dev") + questions("test"))) | set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")))
+
+
+class Vocabulary:
+    MASK_CHAR, PAD_CHAR = MASK_CHAR, PAD_CHAR
+    itos = dict(enumerate(VOCABULARY))
+    stoi = {c: i for i, c in enumerate(VOCABULARY)}
+
+
+SEEDING = threading.Lock()  # torch's global generator: cases are built in threads
+
+
+def tiny_model(variant, seed):
+    """A reference model of the tiny size with seeded weights, scaled up so its answers vary."""
+    mconf = GPTConfig(len(VOCABULARY), TINY["block_size"], n_layer=TINY["n_layer"], n_head=TINY["n_head"],
+                      n_embd=TINY["n_embd"])
+    with SEEDING, torch.no_grad():
+        torch.manual_seed(seed)
+        if variant == "perceiver":
+            model = initialize_perceiver_model(mconf, bottleneck_dim=TINY["bottleneck_dim"])
+        else:
+            model = initialize_vanilla_model(mconf)
+        for parameter in model.parameters():
+            parameter.mul_(8)
+    return model.eval()
+
+
+@lru_cache(maxsize=None)
+def answers_of(variant, seed, split):
+    """The tiny model's answers to the split's questions, decoded as the stages decode."""
+    return tuple(predict_places(tiny_model(variant, seed), questions(split), Vocabulary, "cpu"))
+
+
+def labels(split):
+    """The hidden answers: the vanilla model's (seed 0) on even questions, the perceiver's (seed 0) on odd ones."""
+    return [answers_of("vanilla" if i % 2 == 0 else "perceiver", 0, split)[i] for i in range(QUESTIONS[split])]
+
+
+def make_bundle(directory, reference=True, thresholds=None, settings=None):
+    """
+    A hidden bundle as the release writes it (labels, vocabulary, reference/,
+    runtime/) with grading.json naming the tiny model (plus `settings`);
+    returns (bundle path, {split: answers}).
+    """
     bundle = Path(directory)
     bundle.mkdir(parents=True)
-    answers = {}
-    for number, (split, count) in enumerate(QUESTIONS.items()):
-        answers[split] = [PLACES[(i * 3 + number) % len(PLACES)] for i in range(count)]
-        lines = [f"Where was Person {split} {i} born?\t{a}\n" for i, a in enumerate(answers[split])]
+    answers = {split: labels(split) for split in QUESTIONS}
+    for split, truth in answers.items():
+        lines = [f"{q}\t{a}\n" for q, a in zip(questions(split), truth)]
         (bundle / f"birth_{split}.tsv").write_text("".join(lines), encoding="utf-8")
+    (bundle / "vocabulary.json").write_text(json.dumps(VOCABULARY), encoding="utf-8")
+    (bundle / "grading.json").write_text(json.dumps(dict({"model": TINY}, **(settings or {}))), encoding="utf-8")
     if reference:
         copy_reference(bundle / "reference")
+        write_runtime(ROOT, bundle)
     if thresholds is not None:
         (bundle / "thresholds.json").write_text(json.dumps(thresholds), encoding="utf-8")
     return bundle, answers
+
+
+def write_lines(path, lines):
+    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def hand_in(package, stems=PREDICTION_STEMS, seeds=None, params_seeds=None, variants=None):
+    """
+    Write the parameters and predictions of the tiny models into the package: for each
+    stem, the params of its model (seed `params_seeds[stem]`, default 0; variant `variants[stem]`)
+    and the predictions of the model of seed `seeds[stem]` (default: the params' seed).
+    """
+    for stem in stems:
+        params_file, variant = MADE_FROM[stem]
+        variant = (variants or {}).get(stem, variant)
+        params_seed = (params_seeds or {}).get(stem, 0)
+        torch.save(tiny_model(variant, params_seed).state_dict(), Path(package) / params_file)
+        for split in QUESTIONS:
+            write_lines(Path(package) / f"{stem}.{split}.predictions",
+                        answers_of(variant, (seeds or {}).get(stem, params_seed), split))
 
 
 def write_predictions(package, answers, correct=None):
@@ -58,9 +181,8 @@ def write_predictions(package, answers, correct=None):
     for stem in PREDICTION_STEMS:
         for split, truth in answers.items():
             right = correct[(stem, split)]
-            lines = [a if i < right else "Atlantis" for i, a in enumerate(truth)]
-            (Path(package) / f"{stem}.{split}.predictions").write_text("".join(p + "\n" for p in lines),
-                                                                      encoding="utf-8")
+            write_lines(Path(package) / f"{stem}.{split}.predictions",
+                        [a if i < right else "Atlantis" for i, a in enumerate(truth)])
 
 
 def run_grader(*args, grader=GRADER, timeout=300):
@@ -70,14 +192,20 @@ def run_grader(*args, grader=GRADER, timeout=300):
                           capture_output=True, text=True, timeout=timeout)
 
 
-def statuses(stdout):
-    """{test id: status} from the report lines of grader.py's output."""
+def report(stdout):
+    """{test id: (status, points earned or None when not graded here)} from grader.py's report lines."""
     found = {}
     for line in stdout.splitlines():
         match = REPORT_LINE.match(line)
         if match:
-            found[match.group(1)] = match.group(4)
+            earned = None if match.group(2) == "-" else float(match.group(2))
+            found[match.group(1)] = (match.group(4), earned)
     return found
+
+
+def statuses(stdout):
+    """{test id: status} from the report lines of grader.py's output."""
+    return {test: status for test, (status, _) in report(stdout).items()}
 
 
 def grade(package, tests, *options):
@@ -87,3 +215,27 @@ def grade(package, tests, *options):
     found = statuses(completed.stdout)
     assert set(found) == set(tests), completed.stdout
     return found, completed.stdout
+
+
+def points(package, tests, *options):
+    """Grade `package` on `tests`; returns ({test: points earned}, stdout)."""
+    completed = run_grader("--submission", package, *options, *tests)
+    assert completed.returncode == 0, completed.stderr
+    found = {test: earned for test, (_, earned) in report(completed.stdout).items()}
+    assert set(found) == set(tests), completed.stdout
+    return found, completed.stdout
+
+
+def in_background(request, parameter, job, also=()):
+    """
+    Start job(case) for every case of `parameter` among the selected tests of
+    the requesting module (and the cases `also`, which other tests read), two
+    grader runs at a time, so that they overlap; returns {case: future}.
+    """
+    cases = [item.callspec.params[parameter] for item in request.session.items
+             if item.module is request.module
+             and parameter in getattr(getattr(item, "callspec", None), "params", {})]
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = {case: pool.submit(job, case) for case in dict.fromkeys(cases + list(also))}
+    pool.shutdown(wait=False)
+    return futures

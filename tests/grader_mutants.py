@@ -34,14 +34,14 @@ MUTANTS = [
     Mutant("mask fraction 1/2", "dataset.py", r"len\(truncated\) // 2", "len(truncated)",
            SPAN_TESTS, ("1e-3-basic",)),
     Mutant("mask missing from output", "dataset.py", r"prefix \+ self\.MASK_CHAR \+ suffix", "prefix + suffix",
-           SPAN_TESTS, ("1e-1-basic",)),
+           SPAN_TESTS, SPAN_TESTS),  # not a span corruption: none of part (e)
     Mutant("no truncation", "dataset.py", r"document\[:random\.randint\(4, int\(self\.block_size \* 7 / 8\)\)\]",
            "document", SPAN_TESTS, ("1e-0-basic",)),
     Mutant("perceiver without C", "model.py", r"self\.C = nn\.Parameter\(", "self.C = (",
-           MODEL_TESTS, ("1c-0-hidden",)),
+           MODEL_TESTS, ("1g-0-basic",)),
     Mutant("non-causal attention mask", "attention.py",
            r"torch\.tril\((torch\.ones\(config\.block_size, config\.block_size\))\)", r"\1",
-           MODEL_TESTS, ("1c-0-hidden",), anywhere=True),
+           MODEL_TESTS, ("1c-0-hidden", "1g-0-basic"), anywhere=True),
 ]
 
 FAKE_REPORT = """1e-3-basic   span corruption: masked length about 1/4, random        5/5  pass
@@ -84,22 +84,65 @@ SYSTEM_EXIT_IN_HELPERS = Mutant("SystemExit inside the helpers", "helper.py", r"
 
 def apply(mutant, package_dir):
     """Edit the copy of the package at `package_dir` as `mutant` says; fails when the edit no longer applies."""
-    path = f"{package_dir}/{mutant.filename}"
+    edit(package_dir, mutant.filename, mutant.pattern, mutant.replacement, mutant.anywhere, mutant.name)
+
+
+def edit(package_dir, filename, pattern, replacement, anywhere=False, name=None):
+    """Substitute `pattern` in package_dir/filename (inside its student regions unless `anywhere`)."""
+    path = f"{package_dir}/{filename}"
     with open(path, encoding="utf-8") as f:
         source = f.read()
-    if mutant.anywhere:
-        edited, count = re.subn(mutant.pattern, mutant.replacement, source)
+    if anywhere:
+        edited, count = re.subn(pattern, replacement, source)
     else:
         count = 0
 
         def edit_region(match):
             nonlocal count
-            body, n = re.subn(mutant.pattern, mutant.replacement, match.group(2))
+            body, n = re.subn(pattern, replacement, match.group(2))
             count += n
             return match.group(1) + body + match.group(3)
 
         edited = REGION.sub(edit_region, source)
     if count == 0:
-        raise AssertionError(f"mutant {mutant.name!r} no longer applies to {mutant.filename}: update tests/grader_mutants.py")
+        raise AssertionError(f"mutant {name or pattern!r} no longer applies to {filename}: "
+                             "update tests/grader_mutants.py")
     with open(path, "w", encoding="utf-8") as f:
         f.write(edited)
+
+
+# Small edits of the reference, as real hand-ins make them: (file, pattern, replacement, anywhere).
+EDITS = {
+    "MLP as a plain nn.Sequential": (
+        "model.py", r'(?s)class MLP\(nn\.Sequential\):\n    """.*?"""\n\n    def __init__\(self, config\):\n'
+                    r"        super\(\)\.__init__\(\n(.*?)\n        \)\n",
+        r"def MLP(config):\n    return nn.Sequential(\n\1\n    )\n", True),
+    "x and y of block_size ids": ("dataset.py", r"self\.block_size - len\(text\)", "self.block_size + 1 - len(text)",
+                                  False),
+    "layer norm on the input instead of C": (
+        "model.py", r"self\.attn\(x_input, self\.ln1\(self\.C\)\)", "self.attn(self.ln1(x_input), self.C)", False),
+    "no residual on C": ("model.py", r"x = self\.C \+ self\.attn\(", "x = self.attn(", False),
+    "perceiver flag forgotten": ("helper.py", r"    mconf\.perceiver = True\n", "", False),
+    "one attention module shared by all blocks": (
+        "model.py", r"( +)(self\.blocks = nn\.Sequential\(\*\[Block\(config\) for _ in range\(config\.n_layer\)\]\)\n)",
+        r"\1\2\1for block in self.blocks:\n\1    block.attn = self.blocks[0].attn\n", True),
+    "finetune() calls train()": ("helper.py", r"(trainer_obj = Trainer\(model, finetune_dataset, None, tconf\))",
+                                 r"\1\n    train(model, 'finetuned.params', trainer_obj)", False),
+    "a Trainer that takes 2 s to build": (
+        "trainer.py", r"(    def __init__\(self, model, train_dataset, test_dataset, config\):\n)",
+        r"\1        __import__('time').sleep(2)\n", True),
+    "num_workers=0": ("helper.py", r"num_workers=4", "num_workers=0", False),
+    "non-causal DownProjectBlock": ("model.py", r"( +)(x = self\.C \+ self\.attn\(x_input)",
+                                    r"\1self.attn.mask.fill_(1)\n\1\2", False),
+    "UpProjectBlock with swapped inputs": ("model.py", r"self\.attn\(self\.ln1\(y\), x_input\)",
+                                           "self.attn(x_input, self.ln1(y))", False),
+    "truncation to 3/4 of the block": ("dataset.py", r"7 / 8", "3 / 4", False),
+    "all-zero span examples": ("dataset.py", r"return x, y", "return torch.zeros_like(x), torch.zeros_like(y)", False),
+    "logits doubled": ("model.py", r"logits = self\.head\(x\)", "logits = 2 * self.head(x)", True),
+}
+
+
+def apply_edit(name, package_dir):
+    """Apply the named edit of EDITS to the package copy."""
+    filename, pattern, replacement, anywhere = EDITS[name]
+    edit(package_dir, filename, pattern, replacement, anywhere, name)

@@ -9,30 +9,25 @@ import json
 import os
 import pwd
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from grading.runner import readable_by
 
-from grader_fixtures import (GRADER, JUST_ENOUGH, ROOT, copy_reference, grade, make_bundle, run_grader,
-                             statuses, write_predictions)
+from grader_fixtures import (GRADER, JUST_ENOUGH, POINTS, PREDICTION_TESTS, ROOT, copy_reference, grade,
+                             hand_in, in_background, make_bundle, run_grader, statuses, write_predictions)
 from grader_mutants import (HANG_IN_GETITEM, HOSTILE_IMPORTS, MUTANTS, SYSTEM_EXIT_IN_HELPERS, Mutant,
                             apply)
 
-PREDICTION_TESTS = ["1d-0-hidden", "1d-1-hidden", "1f-1-hidden", "1f-2-hidden", "1g-1-hidden", "1g-2-hidden"]
-POINTS = {"1c-0-hidden": 2, "1c-1-basic": 2, "1d-0-hidden": 2, "1d-1-hidden": 4, "1e-0-basic": 5,
-          "1e-1-basic": 5, "1e-2-basic": 5, "1e-3-basic": 5, "1f-0-basic": 7, "1f-1-hidden": 5,
-          "1f-2-hidden": 8, "1g-0-basic": 4, "1g-1-hidden": 5, "1g-2-hidden": 5}
 ALL_TESTS = list(POINTS)
+FILES_MODE = {"predictions": "files"}
 
 
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory):
-    """The reference, with predictions just meeting the default thresholds, graded on everything with --json."""
+    """The reference with its tiny models' parameters and predictions, graded on everything with --json."""
     root = tmp_path_factory.mktemp("full")
     package = copy_reference(root / "submission")
-    bundle, answers = make_bundle(root / "bundle")
-    write_predictions(package, answers)
+    bundle, _ = make_bundle(root / "bundle")
+    hand_in(package)
     completed = run_grader("--submission", package, "--hidden", bundle, "--json", root / "results.json")
     results = json.loads((root / "results.json").read_text())
     return completed, results
@@ -40,9 +35,9 @@ def full_run(tmp_path_factory):
 
 @pytest.fixture
 def graded_copy(tmp_path):
-    """A copy of the reference with predictions and a bundle (with the reference): (package, bundle, answers)."""
+    """The reference with predictions, and a bundle grading the files as they are: (package, bundle, answers)."""
     package = copy_reference(tmp_path / "submission")
-    bundle, answers = make_bundle(tmp_path / "bundle")
+    bundle, answers = make_bundle(tmp_path / "bundle", settings=FILES_MODE)
     write_predictions(package, answers)
     return package, bundle, answers
 
@@ -55,7 +50,9 @@ def test_reference_gets_full_marks(full_run):
     assert results["score"] == 64.0
     assert "basic: 33/33 points" in completed.stdout and "hidden: 31/31 points" in completed.stdout
     structure = next(t for t in results["tests"] if t["number"] == "1c-0-hidden")
-    assert "same parameters, modules and outputs as the reference" in structure["output"]
+    assert "same parameters and outputs as the reference" in structure["output"]
+    dev = next(t for t in results["tests"] if t["number"] == "1f-1-hidden")
+    assert "regenerated from vanilla.finetune.params with the reference's model" in dev["output"]
 
 
 def test_results_json_has_exactly_the_platform_fields(full_run):
@@ -83,11 +80,11 @@ def test_one_answer_below_each_threshold_fails_it(graded_copy):
 def test_thresholds_json_overrides_the_defaults(tmp_path):
     package = copy_reference(tmp_path / "submission")
     strict = {"vanilla.pretrain.dev": {"min_accuracy": 0.5}, "perceiver.pretrain.test": {"min_correct": 2}}
-    bundle, answers = make_bundle(tmp_path / "bundle", reference=False, thresholds=strict)
+    bundle, answers = make_bundle(tmp_path / "bundle", reference=False, thresholds=strict, settings=FILES_MODE)
     write_predictions(package, answers)
     found, stdout = grade(package, PREDICTION_TESTS, "--hidden", bundle)
-    assert found == dict({test: "pass" for test in PREDICTION_TESTS}, **{"1f-1-hidden": "fail"})
-    assert "needed at least 50%" in stdout
+    assert found == dict({test: "pass" for test in PREDICTION_TESTS}, **{"1f-1-hidden": "fail", "1g-2-hidden": "fail"})
+    assert "needed at least 50%" in stdout and "needed at least 2 correct" in stdout
 
 
 def test_unknown_threshold_is_a_usage_error(tmp_path):
@@ -125,19 +122,6 @@ def test_unknown_test_id_lists_the_known_ids_and_exits_nonzero():
     assert completed.returncode != 0
     assert "unknown test 1z-9-basic" in completed.stderr
     assert all(test in completed.stderr for test in ALL_TESTS)
-
-
-def in_background(request, parameter, job):
-    """
-    Start job(case) for every case of `parameter` among the selected tests,
-    two grader runs at a time, so that they overlap; returns {case: future}.
-    """
-    cases = [item.callspec.params[parameter] for item in request.session.items
-             if parameter in getattr(getattr(item, "callspec", None), "params", {})]
-    pool = ThreadPoolExecutor(max_workers=2)
-    futures = {case: pool.submit(job, case) for case in dict.fromkeys(cases)}
-    pool.shutdown(wait=False)
-    return futures
 
 
 @pytest.fixture(scope="module")
@@ -255,12 +239,7 @@ def nobody():
         return None
 
 
-def python_readable_by_nobody():
-    return nobody() is not None and readable_by(nobody(), os.path.dirname(os.__file__))
-
-
-@pytest.mark.skipif(os.geteuid() != 0 or not python_readable_by_nobody(),
-                    reason="needs root, a 'nobody' user, and a Python that user can read")
+@pytest.mark.usefixtures("on_readable_python")  # skips unless root, with a 'nobody' user and a Python it can read
 @pytest.mark.parametrize("user", [None, "nobody"])
 def test_user_option_keeps_submission_code_out_of_the_graders_files(user, tmp_path):
     package = copy_reference(tmp_path / "submission")

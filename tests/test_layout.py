@@ -208,3 +208,8 @@ def test_the_graders_prediction_tests_name_the_stage_that_makes_each_file():
     predictions = {stage.writes for stage in facts.STAGES if stage.function == "evaluate"}
     assert {file for file, _ in pairs} == predictions
     assert all(facts.MAKER[file] == stage for file, stage in pairs)
+
+
+def test_the_graders_thresholds_are_the_stage_tables(grader_facts):
+    """score_dev and the student README show the thresholds the hidden tests apply by default."""
+    assert grader_facts["THRESHOLDS"] == facts.THRESHOLDS

@@ -98,10 +98,20 @@ def thresholds(data_dir):
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory, data_dir, thresholds):
-    """OUT of one successful release of data_dir, with thresholds that fraction_right() predictions meet."""
+def grading(data_dir):
+    """grading.json that grades the prediction files as handed in (tests/test_grade_regenerate.py
+    regenerates them from the parameters)."""
+    path = data_dir.parent / "grading.json"
+    path.write_text(json.dumps({"predictions": "files"}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory, data_dir, thresholds, grading):
+    """OUT of one successful release of data_dir, with thresholds that fraction_right() predictions
+    meet, grading the prediction files as they are."""
     out = tmp_path_factory.mktemp("release") / "out"
-    done = run_release(out, data_dir, "--thresholds", str(thresholds))
+    done = run_release(out, data_dir, "--thresholds", str(thresholds), "--grading", str(grading))
     assert done.returncode == 0, done.stderr
     return out
 
@@ -225,6 +235,8 @@ def test_student_tree_holds_what_students_need(release, data_dir):
                  "src/run.py", "src/stages/collect.py", "src/submission/__init__.py"):
         assert (student / path).is_file(), path
     assert os.stat(student / "run.sh").st_mode & stat.S_IXUSR
+    for notebook in ("src/submission/mingpt-demo/play_char.ipynb", "notebooks/attention.ipynb"):
+        assert (student / notebook).read_bytes() == (REPO / notebook).read_bytes(), notebook
     for name in DATA_FILES:
         assert (student / "data" / name).read_bytes() == (data_dir / name).read_bytes()
     readme = (student / "README.md").read_text(encoding="utf-8")
@@ -334,7 +346,7 @@ def test_a_failed_release_says_why_in_one_line_and_leaves_out_as_it_was(tmp_path
 
 # ------------------------------------------------------------ autograder
 
-def test_autograder_bundle_layout(release, data_dir, thresholds):
+def test_autograder_bundle_layout(release, data_dir, thresholds, grading):
     autograder = release / "autograder"
     for script in ("setup.sh", "run_autograder"):
         assert os.stat(autograder / script).st_mode & stat.S_IXUSR, script
@@ -344,6 +356,7 @@ def test_autograder_bundle_layout(release, data_dir, thresholds):
     assert (hidden / "birth_test.tsv").read_bytes() == (data_dir / "birth_test.tsv").read_bytes()
     assert (hidden / "birth_dev.tsv").read_bytes() == (data_dir / "birth_dev.tsv").read_bytes()
     assert (hidden / "thresholds.json").read_bytes() == thresholds.read_bytes()
+    assert (hidden / "grading.json").read_bytes() == grading.read_bytes()
     reference = {p.name: p.read_bytes().decode("utf-8") for p in (hidden / "reference").iterdir()}
     assert reference == solution_sources()
     with zipfile.ZipFile(release / "autograder.zip") as archive:

@@ -6,13 +6,24 @@ environment variable, holding
 
     *.tsv            labelled question files ("question<TAB>answer" lines),
                      e.g. birth_dev.tsv and birth_test.tsv
-    thresholds.json  optional: {"<key>": {"min_accuracy": 0.1, "min_correct": 1}, ...}
-                     overriding the tests' default thresholds key by key
-    reference/       optional: a copy of the reference solution package, for
-                     the tests that compare a submission's model with it
+    thresholds.json  optional: {"<key>": {"min_accuracy": 0.1, "min_correct": 1,
+                     "min_agreement": 0.98}, ...} overriding the tests' default
+                     thresholds key by key
+    grading.json     optional: {"predictions": "regenerate" (the default) or "files",
+                     "model": {"n_layer": .., "n_head": .., "n_embd": .., "block_size": ..,
+                     "bottleneck_dim": ..}}: whether prediction tests regenerate the
+                     predictions from the submitted parameters or grade the files as
+                     they are, and the size of the graded model (default: the tests')
+    vocabulary.json  the pretraining vocabulary, a JSON string of the characters in id
+                     order (needed to regenerate predictions)
+    reference/       optional: a copy of the reference solution package, for the
+                     tests that compare a submission's model with it and for
+                     regenerating predictions
+    runtime/         optional: the decoding modules the stages use (a `stages`
+                     package: decoding, greedy, kv_cache, cached_gpt, cached_perceiver)
 
-Everything is read into memory when the bundle is loaded, before any
-submission code runs.
+Everything but reference/ and runtime/ is read into memory when the bundle is
+loaded, before any submission code runs.
 """
 
 import copy
@@ -21,7 +32,9 @@ import os
 from dataclasses import dataclass
 
 HIDDEN_ENV = "GRADER_HIDDEN_DIR"
-THRESHOLD_FIELDS = ("min_accuracy", "min_correct")
+THRESHOLD_FIELDS = ("min_accuracy", "min_correct", "min_agreement")
+PREDICTION_MODES = ("regenerate", "files")
+MODEL_FIELDS = ("n_layer", "n_head", "n_embd", "block_size", "bottleneck_dim")
 
 
 class BundleError(Exception):
@@ -31,29 +44,49 @@ class BundleError(Exception):
 @dataclass
 class HiddenBundle:
     path: str
-    labels: dict  # file name -> list of answers, in question order
-    thresholds: dict  # key -> {"min_accuracy": float, "min_correct": int}
+    labels: dict  # file name -> list of (question, answer), in question order
+    thresholds: dict  # key -> {"min_accuracy": float, "min_correct": int, "min_agreement": float}
     reference: str  # path of the reference package, or None
+    predictions: str = "regenerate"  # how prediction tests grade: "regenerate" or "files"
+    model: dict = None  # the graded model's size, as MODEL_FIELDS; None: the tests' own
+    vocabulary: str = None  # the pretraining vocabulary's characters in id order, or None
+    runtime: str = None  # path of the folder holding the `stages` decoding package, or None
 
     def answers(self, filename):
         """The answers of labelled file `filename` in the bundle."""
+        return [answer for _, answer in self.questions_and_answers(filename)]
+
+    def questions(self, filename):
+        """The questions of labelled file `filename` in the bundle."""
+        return [question for question, _ in self.questions_and_answers(filename)]
+
+    def questions_and_answers(self, filename):
         if filename not in self.labels:
             raise BundleError(f"the hidden bundle {self.path} has no {filename}")
         return self.labels[filename]
 
 
+def read_json(path):
+    """The JSON document at `path`; BundleError when it is not JSON."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except ValueError as error:
+        raise BundleError(f"{path} is not valid JSON: {error}")
+
+
 def read_labels(path):
-    """The answer column of a "question<TAB>answer" file; every non-empty line needs one."""
-    answers = []
+    """The (question, answer) pairs of a "question<TAB>answer" file; every non-empty line needs one."""
+    pairs = []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue
-            fields = line.rstrip("\n").split("\t")
+            fields = line.rstrip("\r\n").split("\t")
             if len(fields) != 2:
                 raise BundleError(f"{path}, line {number}: expected 'question<TAB>answer'")
-            answers.append(fields[1].strip())
-    return answers
+            pairs.append((fields[0], fields[1].strip()))
+    return pairs
 
 
 def read_thresholds(path, defaults):
@@ -61,11 +94,7 @@ def read_thresholds(path, defaults):
     thresholds = copy.deepcopy(defaults)
     if not os.path.exists(path):
         return thresholds
-    try:
-        with open(path, encoding="utf-8") as f:
-            given = json.load(f)
-    except ValueError as error:
-        raise BundleError(f"{path} is not valid JSON: {error}")
+    given = read_json(path)
     if not isinstance(given, dict):
         raise BundleError(f"{path} must hold an object of threshold entries")
     for key, entry in given.items():
@@ -78,6 +107,42 @@ def read_thresholds(path, defaults):
     return thresholds
 
 
+def read_settings(path):
+    """(prediction mode, model size or None) from grading.json; the defaults when there is none."""
+    if not os.path.exists(path):
+        return "regenerate", None
+    settings = read_json(path)
+    if not isinstance(settings, dict) or set(settings) - {"predictions", "model"}:
+        raise BundleError(f"{path} must be an object with 'predictions' and/or 'model'")
+    mode = settings.get("predictions", "regenerate")
+    if mode not in PREDICTION_MODES:
+        raise BundleError(f"{path}: unknown predictions setting {mode!r}; use 'regenerate' or 'files'")
+    model = settings.get("model")
+    if model is not None and (not isinstance(model, dict) or set(model) != set(MODEL_FIELDS)
+                              or not all(type(v) is int and v > 0 for v in model.values())):
+        raise BundleError(f"{path}: 'model' must give each of {', '.join(MODEL_FIELDS)} as a positive integer")
+    return mode, model
+
+
+def read_vocabulary(path):
+    """The characters of vocabulary.json in id order, or None without one."""
+    if not os.path.exists(path):
+        return None
+    vocabulary = read_json(path)
+    if not isinstance(vocabulary, str) or len(set(vocabulary)) != len(vocabulary) or len(vocabulary) < 3:
+        raise BundleError(f"{path} must hold one JSON string: the vocabulary's distinct characters in id order")
+    return vocabulary
+
+
+def package_folder(path, name):
+    """`path` when it is a folder holding package `name`'s __init__.py, None when it does not exist."""
+    if not os.path.isdir(path):
+        return None
+    if not os.path.isfile(os.path.join(path, name, "__init__.py")):
+        raise BundleError(f"{path} is not a package: it has no {os.path.join(name, '__init__.py')}")
+    return path
+
+
 def load_bundle(path, default_thresholds):
     """Read the hidden bundle at `path`; raises BundleError when it is not a usable bundle."""
     if not os.path.isdir(path):
@@ -86,9 +151,9 @@ def load_bundle(path, default_thresholds):
     labels = {name: read_labels(os.path.join(path, name))
               for name in sorted(os.listdir(path)) if name.endswith(".tsv")}
     thresholds = read_thresholds(os.path.join(path, "thresholds.json"), default_thresholds)
-    reference = os.path.join(path, "reference")
-    if not os.path.isdir(reference):
-        reference = None
-    elif not os.path.isfile(os.path.join(reference, "__init__.py")):
-        raise BundleError(f"{reference} is not a package: it has no __init__.py")
-    return HiddenBundle(path, labels, thresholds, reference)
+    mode, model = read_settings(os.path.join(path, "grading.json"))
+    return HiddenBundle(path, labels, thresholds,
+                        reference=package_folder(os.path.join(path, "reference"), ""),
+                        predictions=mode, model=model,
+                        vocabulary=read_vocabulary(os.path.join(path, "vocabulary.json")),
+                        runtime=package_folder(os.path.join(path, "runtime"), "stages"))

@@ -6,9 +6,11 @@ otherwise ends with one of the exceptions below; `check` raises TestFailure.
 """
 
 import os
+import shutil
 import time
 
 from .bundle import BundleError
+from .trusted import TrustedFailure, run_trusted
 
 GRADED_ON_SUBMISSION = "graded on submission"
 
@@ -36,20 +38,30 @@ def check(condition, message):
 
 
 class Snapshot:
-    """The submission's prediction files, read once before any submission code runs (None: too large)."""
+    """
+    The submission's prediction files, read once before any submission code
+    runs (None: too large), and its parameters files, copied as they are then
+    into `private_dir`, which submitted code cannot reach.
+    """
 
-    def __init__(self, submission_dir, suffix=".predictions", max_bytes=16 << 20):
-        self.files = {}
+    def __init__(self, submission_dir, private_dir, max_bytes=16 << 20, max_params_bytes=1 << 30):
+        self.files, self.params = {}, {}
         for name in sorted(os.listdir(submission_dir)):
             path = os.path.join(submission_dir, name)
-            if name.endswith(suffix) and os.path.isfile(path):
+            if not os.path.isfile(path) or os.path.islink(path):
+                continue
+            if name.endswith(".predictions"):
                 with open(path, encoding="utf-8", errors="replace", newline="") as f:
                     text = f.read(max_bytes + 1)
                 self.files[name] = text if len(text) <= max_bytes else None
+            elif name.endswith(".params"):
+                self.params[name] = None
+                if os.path.getsize(path) <= max_params_bytes:
+                    self.params[name] = shutil.copyfile(path, os.path.join(private_dir, name))
 
 
 class Context:
-    """A test's view of the run: probes of the submission, its prediction files, the hidden bundle."""
+    """A test's view of the run: probes of the submission and of the reference, its files, the hidden bundle."""
 
     def __init__(self, sandbox, submission_dir, snapshot, bundle, scratch, deadline):
         self.sandbox = sandbox
@@ -62,24 +74,10 @@ class Context:
 
     def run(self, probe, **kwargs):
         """probe(submission, **kwargs), run in a fresh sandboxed process; returns its plain-data value."""
-        return self._run(self.submission_dir, probe, kwargs)
-
-    def run_reference(self, probe, **kwargs):
-        """The same probe run against the bundle's reference solution."""
-        bundle = self.require_bundle()
-        if bundle.reference is None:
-            raise BundleError(f"the hidden bundle {bundle.path} has no reference/ package")
-        self.deadline += self.sandbox.warm_up()
-        outcome = self.sandbox.run(bundle.reference, probe.__name__, kwargs, self.remaining())
-        if outcome.status != "ok":
-            raise BundleError(f"the reference solution failed this probe: {outcome.reason}")
-        return outcome.value
-
-    def _run(self, package_dir, probe, kwargs):
         if not getattr(probe, "is_probe", False):
             raise TypeError(f"{probe.__name__} is not decorated with @probe")
         self.deadline += self.sandbox.warm_up()  # the one-off start of the zygote is not the test's time
-        outcome = self.sandbox.run(package_dir, probe.__name__, kwargs, self.remaining())
+        outcome = self.sandbox.run(self.submission_dir, probe.__name__, kwargs, self.remaining())
         if outcome.output:
             self.outputs.append(outcome.output)
         if outcome.status == "timeout":
@@ -87,6 +85,23 @@ class Context:
         if outcome.status != "ok":
             raise SubmissionError(outcome.reason)
         return outcome.value
+
+    def run_reference(self, probe, **kwargs):
+        """
+        The same probe run against the bundle's reference solution, in a trusted
+        process that never imports submitted code (trusted.py), with the bundle's
+        runtime/ decoding modules on its path.
+        """
+        bundle = self.require_bundle()
+        if bundle.reference is None:
+            raise BundleError(f"the hidden bundle {bundle.path} has no reference/ package")
+        if not getattr(probe, "is_probe", False):
+            raise TypeError(f"{probe.__name__} is not decorated with @probe")
+        try:
+            return run_trusted(self.sandbox.tests_file, probe.__name__, kwargs, bundle.reference, bundle.runtime,
+                               self.remaining(), self.sandbox.limits.memory_bytes)
+        except TrustedFailure as failure:
+            raise BundleError(f"the reference solution failed {probe.__name__}: {failure}")
 
     def remaining(self):
         """Seconds left before the test's deadline (at least a moment, so a late probe times out cleanly)."""
@@ -113,9 +128,30 @@ class Context:
             lines.pop()
         return [line.rstrip("\r") for line in lines]
 
+    def params(self, filename, stage):
+        """The path of the private copy of the submission's parameters file `filename`, which `./run.sh stage` makes."""
+        if filename not in self.snapshot.params:
+            missing = f"{os.path.join(self.submission_dir, filename)} is missing: make it with ./run.sh {stage}"
+            if self.bundle is None:
+                raise NotGraded(f"{GRADED_ON_SUBMISSION}; {missing}")
+            raise TestFailure(missing)
+        if self.snapshot.params[filename] is None:
+            raise TestFailure(f"{filename} is too large to be a parameters file")
+        return self.snapshot.params[filename]
+
+    def shared(self, path):
+        """A copy of `path` in the test's scratch folder, which the submission's processes may read."""
+        copy = shutil.copyfile(path, os.path.join(self.scratch, os.path.basename(path)))
+        os.chmod(copy, 0o644)
+        return copy
+
     def answers(self, filename):
         """The hidden answers of labelled file `filename`."""
         return self.require_bundle().answers(filename)
+
+    def questions(self, filename):
+        """The hidden questions of labelled file `filename`, in order."""
+        return self.require_bundle().questions(filename)
 
     def threshold(self, key):
         """The threshold entry `key`, from the bundle's thresholds.json or the tests' defaults."""

@@ -7,7 +7,9 @@ It runs in the grading process and never touches student code itself: it
 asks for observations through ctx.run(probe, ...), where a probe is a
 function decorated with @probe that runs in a fresh sandboxed process with
 the submission imported, and returns plain data (numbers, strings, lists,
-dicts). The test then judges that data.
+dicts); ctx.run_reference(probe, ...) runs the same probe on the hidden
+bundle's reference in a trusted process (trusted.py). The test then judges
+that data.
 """
 
 import re

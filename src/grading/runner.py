@@ -4,15 +4,19 @@ The isolated runner: one fresh process per probe, as the grading process sees it
 For every probe the runner copies the submission package into a new private
 directory and starts a process there in a session of its own (so its whole
 process group can be killed): forked from the zygote on Linux (torch already
-imported, see zygote.py), else a new interpreter running grading.sandbox. It then
-reads two pipes until the wall-clock deadline:
+imported, see zygote.py), else a new interpreter running grading.sandbox. Run
+as another user (--user), the process isolates itself in namespaces where the
+kernel allows (see sandbox.py); where it does not, the runner kills, after
+each probe, every process of that user outside the sessions of the probes
+still running. It then reads two pipes until the wall-clock deadline:
 
 - the process's standard output and error together, kept up to an output cap;
 - a private result pipe, whose message must begin with this run's random
   token and is the only thing the grading process takes as an answer.
 
 Whatever the submission does — print, exit, hang, crash, spawn children —
-the runner ends with the process group killed and an outcome that says so.
+the runner ends with the probe's process (and so its namespace) and its
+process group killed, and an outcome that says so.
 """
 
 import json
@@ -27,10 +31,13 @@ import threading
 import time
 from dataclasses import dataclass
 
+from . import sandbox
 from .zygote import ZygoteClient
 
 COPY_IGNORED = shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.pyc")
 EXIT_GRACE_SECONDS = 0.5
+TERM_GRACE_SECONDS = 0.5
+SWEEP_ROUNDS = 20
 FORK_REPLY_SECONDS = 10
 ZYGOTE_READY_SECONDS = 180
 RESULT_CAP_BYTES = 32 << 20
@@ -42,6 +49,8 @@ class Limits:
     memory_bytes: int = 4 << 30
     file_bytes: int = 64 << 20
     output_bytes: int = 64 << 10
+    disk_bytes: int = 256 << 20  # the home of a probe run as another user, in a namespace
+    processes: int = 256  # processes and threads of that user (RLIMIT_NPROC)
 
 
 @dataclass
@@ -111,6 +120,8 @@ class Sandbox:
         self.zygote = None
         self.live_groups = set()
         self.lock = threading.Lock()
+        self.starting = threading.Lock()  # held while a probe starts and while escaped processes are swept
+        self.sweeping = user is not None and not sandbox.namespaces_work()
 
     def environment(self, home):
         """The process environment: ours without the hidden-bundle variables, one thread, private home."""
@@ -123,15 +134,31 @@ class Sandbox:
         return env
 
     def prepare(self, package_dir):
-        """A fresh private directory holding a copy of the package; returns (home, package copy)."""
-        home = tempfile.mkdtemp(prefix="probe-", dir=self.work_root)
-        copy = os.path.join(home, "submission")
-        shutil.copytree(package_dir, copy, ignore=COPY_IGNORED, symlinks=False)
-        if self.user is not None:
-            for root, dirs, files in os.walk(home):
-                for name in [root] + [os.path.join(root, f) for f in dirs + files]:
-                    os.chown(name, self.user.pw_uid, self.user.pw_gid)
-        return home, copy
+        """
+        A fresh directory for one probe; returns its layout: `top` (removed
+        afterwards), `home` (the probe's working folder), `package` (where the
+        probe imports the package from) and, run as another user, `copy` (the
+        package copy, in a folder only root can enter, until the probe process
+        mounts or moves it to `package`, see sandbox.isolate).
+        """
+        top = tempfile.mkdtemp(prefix="probe-", dir=self.work_root)
+        if self.user is None:
+            package = os.path.join(top, "submission")
+            shutil.copytree(package_dir, package, ignore=COPY_IGNORED, symlinks=False)
+            return dict(top=top, home=top, package=package)
+        os.chmod(top, 0o755)
+        layout = dict(top=top, home=os.path.join(top, "home"), package=os.path.join(top, "submission"),
+                      copy=os.path.join(top, "private", "submission"))
+        os.mkdir(os.path.dirname(layout["copy"]), 0o700)
+        shutil.copytree(package_dir, layout["copy"], ignore=COPY_IGNORED, symlinks=False)
+        for root, dirs, files in os.walk(layout["copy"]):
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o755)
+            for name in files:
+                os.chmod(os.path.join(root, name), 0o644)
+        for mount_point in (layout["home"], layout["package"]):
+            os.mkdir(mount_point, 0o755)
+        return layout
 
     def warm_up(self):
         """Start the zygote and wait until it is ready (once); returns the seconds spent waiting."""
@@ -147,28 +174,30 @@ class Sandbox:
         with self.lock:
             return self.zygote if self.fork else None
 
-    def start(self, home, request, output_write, result_write):
+    def order(self, layout, request):
+        """What the probe process needs to set itself up (sandbox.enter)."""
+        order = dict(home=layout["home"], request=request)
+        if self.user is not None:
+            order.update(package=layout["package"], copy=layout["copy"], disk_bytes=self.limits.disk_bytes,
+                         uid=self.user.pw_uid, gid=self.user.pw_gid)
+        return order
+
+    def start(self, order, output_write, result_write):
         """Start the probe process, forked if possible, else spawned; closes our copies of the write ends."""
         try:
             zygote = self.forking_zygote()
             if zygote is not None:
-                order = dict(home=home, request=request,
-                             uid=self.user.pw_uid if self.user else None,
-                             gid=self.user.pw_gid if self.user else None)
                 pid = zygote.fork(order, [output_write, result_write], FORK_REPLY_SECONDS)
                 if pid is not None:
                     return ForkedProbe(zygote, pid)
                 with self.lock:
                     self.fork = False  # the zygote died or hangs: spawn from now on
-            identity = {}
-            if self.user is not None:
-                identity = dict(user=self.user.pw_uid, group=self.user.pw_gid, extra_groups=[])
             process = subprocess.Popen(
                 [sys.executable, "-c", "from grading.sandbox import main; main()"], stdin=subprocess.PIPE,
                 stdout=output_write, stderr=output_write, pass_fds=(result_write,),
-                cwd=home, env=self.environment(home), start_new_session=True, **identity)
+                cwd=self.work_root, env=self.environment(order["home"]), start_new_session=True)
             try:
-                process.stdin.write(json.dumps(dict(request, result_fd=result_write)).encode("utf-8"))
+                process.stdin.write(json.dumps(dict(order, result_fd=result_write)).encode("utf-8"))
                 process.stdin.close()
             except OSError:
                 pass
@@ -181,21 +210,24 @@ class Sandbox:
         """Run probe `probe_name`(package, **kwargs) in a new process; never raises for the submission's faults."""
         self.warm_up()
         started = time.monotonic()
-        home, copy = self.prepare(package_dir)
+        layout = self.prepare(package_dir)
         result_read, result_write = os.pipe()
         output_read, output_write = os.pipe()
         request = dict(token=self.token, tests_file=self.tests_file, probe=probe_name, kwargs=kwargs,
-                       package_dir=copy, memory_bytes=self.limits.memory_bytes,
-                       file_bytes=self.limits.file_bytes)
-        probe = self.start(home, request, output_write, result_write)
-        with self.lock:
-            self.live_groups.add(probe.pid)
+                       package_dir=layout["package"], memory_bytes=self.limits.memory_bytes,
+                       file_bytes=self.limits.file_bytes,
+                       processes=self.limits.processes if self.user is not None else None)
+        with self.starting:
+            probe = self.start(self.order(layout, request), output_write, result_write)
+            with self.lock:
+                self.live_groups.add(probe.pid)
         output = CappedBuffer(self.limits.output_bytes)
         result = CappedBuffer(RESULT_CAP_BYTES)
         timed_out = self.collect(probe, output_read, result_read, output, result, started + timeout)
-        self.kill(probe.pid)
+        self.end(probe)
         returncode = probe.finish()
-        shutil.rmtree(home, ignore_errors=True)
+        self.sweep()
+        shutil.rmtree(layout["top"], ignore_errors=True)
         return self.outcome(returncode, timed_out, result, output.text(), time.monotonic() - started)
 
     def collect(self, probe, output_fd, result_fd, output, result, deadline):
@@ -229,6 +261,21 @@ class Sandbox:
             os.close(fd)
         return now >= deadline and not result_closed
 
+    def end(self, probe):
+        """
+        End the probe: SIGTERM to its process (a supervisor outside the
+        namespace then kills the namespace's first process, and the kernel
+        the rest), then SIGKILL to its process group.
+        """
+        try:
+            os.kill(probe.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+        deadline = time.monotonic() + TERM_GRACE_SECONDS
+        while probe.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.kill(probe.pid)
+
     def kill(self, group):
         """Kill everything left in the probe's process group."""
         try:
@@ -237,6 +284,24 @@ class Sandbox:
             pass
         with self.lock:
             self.live_groups.discard(group)
+
+    def sweep(self):
+        """Without namespaces: kill the user's processes outside the sessions of the probes still running."""
+        if not self.sweeping:
+            return
+        with self.starting:
+            for _ in range(SWEEP_ROUNDS):
+                with self.lock:
+                    live = set(self.live_groups)
+                strays = [pid for pid, sid in processes_of(self.user.pw_uid) if sid not in live]
+                if not strays:
+                    return
+                for pid in strays:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                time.sleep(0.01)
 
     def kill_all(self):
         """Kill every probe still running (on interrupt)."""
@@ -251,6 +316,7 @@ class Sandbox:
             zygote, self.zygote = self.zygote, None
         if zygote is not None:
             zygote.close()
+        self.sweep()
 
     def outcome(self, returncode, timed_out, result, output, seconds):
         """Turn what came back into a ProbeOutcome."""
@@ -275,6 +341,22 @@ class Sandbox:
         stage = {"import": "the submission failed to import",
                  "probe": "the submission raised an error"}.get(message.get("stage"), "the grader failed")
         return ProbeOutcome("error", None, f"{stage}:\n{message.get('error', '')}", output, seconds)
+
+
+def processes_of(uid):
+    """(pid, session id) of every process whose real user id is `uid`, read from /proc."""
+    found = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        try:
+            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as f:
+                real_uid = next(int(line.split()[1]) for line in f if line.startswith("Uid:"))
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
+                session = int(f.read().rpartition(")")[2].split()[3])
+        except (OSError, ValueError, StopIteration):
+            continue
+        if name.isdigit() and real_uid == uid:
+            found.append((int(name), session))
+    return found
 
 
 def readable_by(user, path):

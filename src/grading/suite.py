@@ -67,7 +67,8 @@ class Suite:
     def run(self, tests):
         """Run `tests`; returns (results in the same order, wall-clock seconds)."""
         started = time.monotonic()
-        snapshot = Snapshot(self.submission_dir)
+        private = tempfile.mkdtemp(prefix="grading-private-")  # mode 0700: the snapshot's parameters
+        snapshot = Snapshot(self.submission_dir, private)
         work_root = tempfile.mkdtemp(prefix="grading-")
         os.chmod(work_root, 0o755)
         sandbox = Sandbox(self.tests_file, work_root, secrets.token_hex(16), self.limits, self.user,
@@ -85,6 +86,7 @@ class Suite:
         finally:
             sandbox.close()
             shutil.rmtree(work_root, ignore_errors=True)
+            shutil.rmtree(private, ignore_errors=True)
         return results, time.monotonic() - started
 
     def run_one(self, test, sandbox, snapshot, work_root):

@@ -8,7 +8,7 @@ child is a new process that does (see sandbox.py).
 
 It talks with the grading process over a SOCK_SEQPACKET socket:
 
-    request  {"ticket": n, "home": dir, "uid": .., "gid": .., "request": {...}}
+    request  {"ticket": n, "home": dir, "request": {...}, ...the rest of the order (sandbox.enter)}
              with two descriptors attached: the output pipe and the result pipe
     replies  {"ready": true}                  the libraries are imported (sent once, first)
              {"ticket": n, "pid": pid}        the child is running
@@ -18,7 +18,6 @@ It exits when the grading process closes the socket. ZygoteClient is the
 grading process's side.
 """
 
-import ctypes
 import importlib
 import itertools
 import json
@@ -33,37 +32,29 @@ import threading
 from . import sandbox
 
 MESSAGE_BYTES = 1 << 20
-PR_SET_PDEATHSIG = 1
 
 
 def die_with(zygote_pid):
-    """Have the kernel kill this process when the zygote ends (Linux's parent-death signal)."""
-    try:
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
+    """Have the kernel end this process (SIGTERM, see sandbox.supervise) when the zygote ends."""
+    sandbox.die_with_parent(signal.SIGTERM)
     if os.getppid() != zygote_pid:
         os._exit(1)
 
 
 def child(connection, order, output_fd, result_fd, zygote_pid):
-    """In the forked child: become a sandboxed probe process, never return."""
+    """In the forked child: become a sandboxed probe process (sandbox.enter), never return."""
     try:
         connection.close()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.setsid()
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
+        os.close(devnull)
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
         os.close(output_fd)
-        os.chdir(order["home"])
-        os.environ.update(HOME=order["home"], TMPDIR=order["home"])
-        if order.get("uid") is not None:
-            os.setgroups([])
-            os.setgid(order["gid"])
-            os.setuid(order["uid"])
         die_with(zygote_pid)
-        sandbox.serve(order["request"], result_fd)
+        sandbox.enter(order, result_fd)
     finally:
         os._exit(1)
 

@@ -34,6 +34,7 @@ import datetime
 import math
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -50,11 +51,13 @@ from submission.utils import pick_device
 
 from stages.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, rng_states, save_atomically
 from stages.decoding import predict_places, predict_places_plain
-from stages.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS, GRADED_MODEL, GRADED_TRAINING,
-                          TRAIN_QUESTIONS)
+from stages.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS, GRADED_MODEL, GRADED_STAGES,
+                          GRADED_TRAINING, TEST_QUESTIONS, TRAIN_QUESTIONS)
 from stages.inputs import InputError, pretraining_dataset, read_questions, read_text
 from stages.params import checked_params, vocabulary_string
 from stages.training import FastSteps, fused_adamw
+
+from .release.autograder import write_hidden_bundle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COURSE_DATA = os.path.join(os.path.dirname(ROOT), 'shared', 'data')
@@ -63,6 +66,7 @@ FINETUNE = {name: GRADED_TRAINING['finetune_without_pretraining'][name] for name
 PRETRAIN_EPOCHS = GRADED_TRAINING['pretrain']['max_epochs']
 PARTS = ['train', 'eval', 'data', 'checkpoint', 'grader']
 DATA_FILES = (CORPUS, TRAIN_QUESTIONS, DEV_QUESTIONS)
+HIDDEN_BUDGET_MINUTES = 5  # the hidden suite's stated budget on 2 CPU cores (README, Grading)
 
 
 def positive(text):
@@ -260,14 +264,36 @@ def checkpoint_seconds(vocab_size, folder, repeats=3):
     return statistics.median(seconds), os.path.getsize(path) / 1e6
 
 
-def grader_seconds():
-    """Wall time and exit status of `python grader.py basic`, or None without grader.py."""
+def grader_seconds(*args):
+    """Wall time and exit status of `python grader.py args...`, or None without grader.py."""
     grader = os.path.join(ROOT, 'grader.py')
     if not os.path.isfile(grader):
         return None
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, grader, 'basic'], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, grader, *args], cwd=ROOT, capture_output=True, text=True)
     return time.perf_counter() - started, done.returncode
+
+
+def hidden_suite_seconds(folder, vocab_size):
+    """grader_seconds of the hidden suite on a hand-in of the solution's code with untrained
+    graded-size parameters (no answer stops early: the slowest regeneration), against a bundle
+    made from ./data as the release makes it."""
+    submission = os.path.join(folder, 'submission')
+    shutil.copytree(os.path.join(ROOT, 'src', 'submission'), submission,
+                    ignore=lambda path, names: [n for n in names if not n.endswith('.py')])
+    for name, perceiver in (('vanilla.model.params', False), ('vanilla.finetune.params', False),
+                            ('perceiver.finetune.params', True)):
+        torch.save(graded_model(vocab_size, 0.1, perceiver=perceiver).state_dict(), os.path.join(submission, name))
+    data = os.path.join(ROOT, 'data')
+    for stage in GRADED_STAGES.values():
+        if stage.function == 'evaluate':
+            questions = read_text(os.path.join(data, DEV_QUESTIONS if stage.questions == DEV_QUESTIONS
+                                               else TEST_QUESTIONS), '--data_dir', "question file")
+            with open(os.path.join(submission, stage.writes), 'w', encoding='utf-8') as f:
+                f.write('London\n' * len([line for line in questions.splitlines() if line.strip()]))
+    hidden = os.path.join(folder, 'hidden')
+    write_hidden_bundle(ROOT, data, os.path.join(data, 'birth_test.tsv'), {}, hidden)
+    return grader_seconds('hidden', '--hidden', hidden, '--submission', submission)
 
 
 def train_rows(args, device, pretraining, finetuning):
@@ -334,9 +360,15 @@ def main():
         rows.append(("checkpoint save s (model, AdamW, RNG; fsynced)", "", f"{seconds:.2f}", None,
                      f"{megabytes:.0f} MB; one every {CHECKPOINT_EVERY} steps and each epoch's end"))
     if 'grader' in args.parts:
-        graded = grader_seconds()
+        graded = grader_seconds('basic')
         rows.append(("grader.py basic, wall s", "", "skipped: no grader.py" if graded is None else f"{graded[0]:.1f}",
                      None, "" if graded is None else f"exit status {graded[1]}"))
+        with tempfile.TemporaryDirectory() as folder:
+            graded = hidden_suite_seconds(folder, pretraining_dataset(os.path.join(ROOT, 'data', CORPUS)).vocab_size)
+        rows.append(("grader.py hidden, graded-size untrained params, wall s", "",
+                     "skipped: no grader.py" if graded is None else f"{graded[0]:.1f}", None,
+                     "" if graded is None else f"exit status {graded[1]}; budget {HIDDEN_BUDGET_MINUTES} minutes "
+                                               f"on 2 cores; ./data's 500 dev and 437 test questions"))
 
     print(f"\n{datetime.date.today()}, {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"load average {load:.2f} at start and {os.getloadavg()[0]:.2f} at the end; data {folder}; "

@@ -23,8 +23,11 @@ def labelled_places(path):
     """The places of a 'question<TAB>place' file, blank lines skipped, as evaluate_places reads them."""
     if not os.path.isfile(path):
         raise InputError(f"file not found: {path}")
-    with open(path, encoding='utf-8') as f:
-        lines = [(number, line.strip()) for number, line in enumerate(f, start=1) if line.strip()]
+    try:
+        with open(path, encoding='utf-8') as f:
+            lines = [(number, line.strip()) for number, line in enumerate(f, start=1) if line.strip()]
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path} is not UTF-8 text (byte {error.start})") from None
     if not lines:
         raise InputError(f"{path} has no questions")
     for number, line in lines:

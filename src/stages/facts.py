@@ -87,6 +87,7 @@ OTHER_STAGES = {
     'test': ('instructors', "the project's tests (python3 -m pytest -q; installs what is missing)"),
     'bench': ('instructors', 'plain vs fast paths, side by side on this machine'),
     'release': ('instructors', 'cut the student starter and the autograder bundle'),
+    'mutate': ('instructors', "mutation testing (mutmut) of the infrastructure's modules, one or all"),
 }
 
 # The files to hand in, in the handout's order: the package's code, then every stage's output.

@@ -84,6 +84,14 @@ class DownProjectBlock(nn.Module):
 
         Y = C + CrossAttention(keys/values = X, queries = ln1(C))
         Y = Y + MLP(ln2(Y))                                 (B, m, d)
+
+    Name the attributes as the reference does, so that parameters saved from
+    your model load into the grader's copy of it: `C`, `ln1`, `ln2`, `attn`
+    (the cross-attention layer) and `mlp` (an MLP). The grader checks what
+    the handout fixes: queries from C (m positions out), keys and values from
+    X, causal; it leaves where the layer norms and residuals go to you.
+    GPT builds this block only when `config.perceiver` is True, with
+    `config.bottleneck_dim` latents: initialize_perceiver_model must set both.
     """
     def __init__(self, config):
         super().__init__()
@@ -119,6 +127,11 @@ class UpProjectBlock(nn.Module):
 
         Z = X + CrossAttention(keys/values = ln1(Y), queries = X)
         Z = Z + MLP(ln2(Z))                                 (B, T, d)
+
+    Name the attributes as the reference does: `ln1`, `ln2`, `attn` (the
+    cross-attention layer) and `mlp` (an MLP). Queries come from X (T
+    positions out), keys and values from Y. Like DownProjectBlock, it is
+    built only when `config.perceiver` is True.
     """
     def __init__(self, config):
         super().__init__()

@@ -34,6 +34,8 @@ def parse_args(argv):
     parser.add_argument("--test-labels", help="the labelled test file for the hidden bundle "
                         "(default: birth_test.tsv in --data)")
     parser.add_argument("--thresholds", help="thresholds.json for the hidden bundle (default: the tests' own)")
+    parser.add_argument("--grading", help="grading.json for the hidden bundle, e.g. {\"predictions\": \"files\"} "
+                                          "for a course that does not collect parameters (default: regenerate)")
     return parser.parse_args(argv)
 
 
@@ -46,8 +48,9 @@ def check_arguments(args):
         raise ReleaseError(f"the test labels {args.test_labels} do not exist (give them with --test-labels)")
     require_files(args.data, DATA_FILES)
     check_test_labels(args.test_labels, os.path.join(args.data, TEST_INPUTS))
-    if args.thresholds is not None and not os.path.isfile(args.thresholds):
-        raise ReleaseError(f"--thresholds {args.thresholds} does not exist")
+    for option, path in (("--thresholds", args.thresholds), ("--grading", args.grading)):
+        if path is not None and not os.path.isfile(path):
+            raise ReleaseError(f"{option} {path} does not exist")
     if os.path.exists(out) and not os.path.isdir(out):
         raise ReleaseError(f"--out {args.out} is a file, not a folder")
     if (REPO_DIR + os.sep).startswith(out + os.sep):
@@ -65,7 +68,8 @@ def build(args, staging):
     if found:
         raise ReleaseError(f"the starter is not fit to hand out: {'; '.join(found)}")
     autograder = os.path.join(staging, "autograder")
-    build_autograder(REPO_DIR, args.data, args.test_labels, args.thresholds, student, autograder)
+    settings = {"thresholds.json": args.thresholds, "grading.json": args.grading}
+    build_autograder(REPO_DIR, args.data, args.test_labels, settings, student, autograder)
     failure = checks.bundle_failure(student, os.path.join(autograder, "hidden"))
     if failure:
         raise ReleaseError(f"the grader does not accept the hidden bundle: {failure}")

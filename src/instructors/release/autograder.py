@@ -8,15 +8,19 @@ Assemble the grading server's bundle (OUT/autograder) next to a finished starter
       starter/           a clean copy of OUT/student: the tree a submission is graded in
       hidden/            the hidden bundle, as grading/bundle.py reads it:
         birth_dev.tsv, birth_test.tsv   the labelled question files
-        thresholds.json                 when the instructor gives one
-        reference/                      the reference solution's .py files, for structure checks
+        thresholds.json, grading.json   when the instructor gives them
+        vocabulary.json                 the pretraining vocabulary (wiki.txt's), for regenerating predictions
+        reference/                      the reference solution's .py files: structure checks, regeneration
+        runtime/stages/                 the stages' decoding modules, with the perceiver's cache that the
+                                        starter lacks: predictions are regenerated as the stages make them
 """
 
+import json
 import os
 import shutil
 import stat
 
-from stages.facts import DELIVERABLES
+from stages.facts import CORPUS, DELIVERABLES, MASK_CHAR, PAD_CHAR
 
 from .student import SUBMISSION, TEMPLATES, ReleaseError
 
@@ -24,6 +28,8 @@ SCRIPTS = ("setup.sh", "run_autograder")
 DEV_LABELS = "birth_dev.tsv"
 TEST_LABELS = "birth_test.tsv"
 TEST_INPUTS = "birth_test_inputs.tsv"
+# What regenerating predictions imports of src/stages (decoding.py and what it imports).
+RUNTIME = ("__init__.py", "decoding.py", "greedy.py", "kv_cache.py", "cached_gpt.py", "cached_perceiver.py")
 
 
 def questions(path):
@@ -42,15 +48,35 @@ def check_test_labels(labels_path, inputs_path):
         raise ReleaseError(f"{labels_path} does not ask the questions of {inputs_path}, in the same order")
 
 
-def write_hidden_bundle(repo_dir, data_dir, labels_path, thresholds_path, hidden_dir):
-    """The hidden bundle: labels, thresholds (if given) and the reference solution's .py files."""
+def write_vocabulary(corpus_path, hidden_dir):
+    """vocabulary.json: the characters of the pretraining corpus in id order (PAD, MASK, then sorted)."""
+    with open(corpus_path, encoding="utf-8") as f:
+        characters = PAD_CHAR + MASK_CHAR + "".join(sorted(set(f.read())))
+    with open(os.path.join(hidden_dir, "vocabulary.json"), "w", encoding="utf-8") as f:
+        json.dump(characters, f)
+
+
+def write_runtime(repo_dir, hidden_dir):
+    """runtime/stages/: the decoding modules the stages use, to regenerate predictions with."""
+    target = os.path.join(hidden_dir, "runtime", "stages")
+    os.makedirs(target)
+    for name in RUNTIME:
+        shutil.copyfile(os.path.join(repo_dir, "src", "stages", name), os.path.join(target, name))
+
+
+def write_hidden_bundle(repo_dir, data_dir, labels_path, settings, hidden_dir):
+    """The hidden bundle: labels, the settings files given ({name: path or None}), the vocabulary,
+    the reference solution's .py files and the decoding runtime."""
     os.makedirs(hidden_dir)
     shutil.copyfile(os.path.join(data_dir, DEV_LABELS), os.path.join(hidden_dir, DEV_LABELS))
     shutil.copyfile(labels_path, os.path.join(hidden_dir, TEST_LABELS))
-    if thresholds_path is not None:
-        shutil.copyfile(thresholds_path, os.path.join(hidden_dir, "thresholds.json"))
+    for name, path in settings.items():
+        if path is not None:
+            shutil.copyfile(path, os.path.join(hidden_dir, name))
+    write_vocabulary(os.path.join(data_dir, CORPUS), hidden_dir)
     shutil.copytree(os.path.join(repo_dir, "src", SUBMISSION), os.path.join(hidden_dir, "reference"),
                     ignore=lambda folder, names: [n for n in names if not n.endswith(".py")])
+    write_runtime(repo_dir, hidden_dir)
 
 
 def write_scripts(autograder_dir):
@@ -61,11 +87,11 @@ def write_scripts(autograder_dir):
         os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def build_autograder(repo_dir, data_dir, labels_path, thresholds_path, student_dir, out_dir):
+def build_autograder(repo_dir, data_dir, labels_path, settings, student_dir, out_dir):
     """Write the autograder bundle into out_dir (which must not exist yet), from the starter in student_dir."""
     os.makedirs(out_dir)
     write_scripts(out_dir)
     with open(os.path.join(out_dir, "deliverables.txt"), "w", encoding="utf-8") as f:
         f.write("".join(name + "\n" for name in DELIVERABLES))
     shutil.copytree(student_dir, os.path.join(out_dir, "starter"), symlinks=True)
-    write_hidden_bundle(repo_dir, data_dir, labels_path, thresholds_path, os.path.join(out_dir, "hidden"))
+    write_hidden_bundle(repo_dir, data_dir, labels_path, settings, os.path.join(out_dir, "hidden"))

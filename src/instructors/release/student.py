@@ -9,7 +9,7 @@ What goes in, by the layout of src/ (see each package's docstring):
     LEFT_OUT: run.py, the stages' runtime (src/stages/) and the grader's
     machinery (src/grading/);
   - src/submission's .py files with their regions cut (see regions.py), and
-    nothing else of it, so no params or predictions;
+    nothing else of it but the NOTEBOOKS, so no params or predictions;
   - the course data students train and evaluate on (DATA_FILES), without the
     test labels;
   - a student README made from templates/README.student.md.
@@ -24,6 +24,8 @@ from stages.score import needed
 from . import regions
 
 TOP_FILES = ("run.sh", "grader.py", "environment.yml", "requirements.txt")
+# The notebooks students open first: the handout's minGPT demo, and attention for the written part.
+NOTEBOOKS = ("src/submission/mingpt-demo/play_char.ipynb", "notebooks/attention.ipynb")
 SUBMISSION = "submission"
 INSTRUCTORS = "instructors"
 # Files of the shipped packages that the starter leaves out because they give
@@ -111,10 +113,10 @@ def build_student(repo_dir, data_dir, out_dir):
     Write the starter tree into out_dir (which must not exist yet) and
     return the number of regions cut.
     """
-    require_files(repo_dir, TOP_FILES + ("src/run.py",))
+    require_files(repo_dir, TOP_FILES + NOTEBOOKS + ("src/run.py",))
     require_files(data_dir, DATA_FILES)
     os.makedirs(out_dir)
-    for path in TOP_FILES + tuple(starter_sources(repo_dir)):
+    for path in TOP_FILES + NOTEBOOKS + tuple(starter_sources(repo_dir)):
         copy_file(os.path.join(repo_dir, path), os.path.join(out_dir, path))
     cut_count = write_cut_submission(os.path.join(repo_dir, "src"), os.path.join(out_dir, "src"))
     for name in DATA_FILES:

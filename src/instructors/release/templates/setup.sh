@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run once by the grading server when it builds the image: installs Python and
 # the starter's requirements into a virtual environment that run_autograder
-# uses, and makes the unprivileged user that submitted code runs as.
+# uses (readable by every user: submitted code runs on it), and makes the
+# unprivileged user that submitted code runs as.
 #
 # Environment (defaults are the grading server's):
 #   AUTOGRADER_SOURCE  where this bundle was unpacked            (/autograder/source)
@@ -16,7 +17,7 @@ user="${AUTOGRADER_USER-student}"
 
 if [ "${AUTOGRADER_APT:-1}" = 1 ]; then
   apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y python3 python3-pip python3-venv
+  DEBIAN_FRONTEND=noninteractive apt-get install -y python3 python3-pip python3-venv procps
 fi
 if [ -n "$user" ] && ! id -u "$user" >/dev/null 2>&1; then
   useradd --no-create-home --shell /usr/sbin/nologin "$user"
@@ -24,3 +25,4 @@ fi
 python3 -m venv "$venv_dir"
 "$venv_dir/bin/python" -m pip install --no-cache-dir --upgrade pip
 "$venv_dir/bin/python" -m pip install --no-cache-dir -r "$source_dir/starter/requirements.txt"
+chmod -R go+rX "$venv_dir"

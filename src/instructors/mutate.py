@@ -1,0 +1,178 @@
+"""
+Mutation testing of the infrastructure with mutmut, one module at a time and
+with only that module's tests:
+
+    ./run.sh mutate [module ...]     # e.g. src/stages/files.py; none given: every module of MODULES
+
+For each module the tree (src/, tests/, data/, run.sh, pyproject.toml) is
+copied to a temporary folder with mutmut.cfg (beside this file) as its
+setup.cfg plus the module and its tests, and `mutmut run` mutates it there:
+the work tree is never changed. Prints, per module, its survivors (with the
+diffs of those neither in EQUIVALENT nor in GPU_ONLY) and a row for
+README.md's table: mutants, killed (a failing test or a timeout), equivalent
+(the survivors in EQUIVALENT), score = killed / (mutants - equivalent); the
+survivors in GPU_ONLY count against the score.
+"""
+
+import argparse
+import configparser
+import datetime
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = Path(__file__).with_name('mutmut.cfg')
+COPIED = ('src', 'tests', 'data', 'run.sh', 'pyproject.toml')
+NOT_COPIED = shutil.ignore_patterns('__pycache__', '*.pyc', '*.params', '*.predictions', 'mingpt-demo')
+
+REGION_TESTS = tuple(f'tests/test_release.py::test_{name}' for name in (
+    'cut_keeps_the_markers_and_leaves_one_placeholder_per_region', 'cut_example_runs_as_the_skeleton_it_promises',
+    'restore_inverts_cut', 'restoring_each_solution_file_from_its_cut_is_byte_for_byte',
+    'restore_rejects_a_different_number_of_regions', 'unpaired_markers_name_the_file_and_line',
+    'the_solution_has_the_regions_the_handout_names'))  # the tests of test_release.py that need no release
+
+DECODER_TESTS = tuple(f'tests/test_fast.py::test_{name}' for name in (
+    'shared_prefix_stops_at_the_first_difference_and_before_the_shortest_prompts_last_token',
+    'argmax_ties_break_as_topk_does'))  # the decoder tests of test_fast.py that train no model
+
+# module -> the pytest arguments that select its tests (files or test ids)
+MODULES = {
+    'src/stages/files.py': ('tests/test_mutants_stages.py',),
+    'src/stages/params.py': ('tests/test_mutants_stages.py',),
+    'src/stages/inputs.py': ('tests/test_mutants_stages.py',),
+    'src/stages/collect.py': ('tests/test_mutants_stages.py',),
+    'src/stages/decoding.py': ('tests/test_mutants_stages.py', *DECODER_TESTS),
+    'src/stages/greedy.py': ('tests/test_mutants_stages.py', *DECODER_TESTS),
+    'src/stages/kv_cache.py': ('tests/test_mutants_stages.py', *DECODER_TESTS),
+    'src/stages/batches.py': ('tests/test_mutants_stages.py',),  # test_resume.py trains in subprocesses,
+    'src/stages/checkpoint.py': ('tests/test_mutants_stages.py',),  # which mutmut cannot trace to a function
+    'src/instructors/release/checks.py': ('tests/test_mutants_release.py',),
+    'src/instructors/release/regions.py': ('tests/test_mutants_release.py', *REGION_TESTS),
+}
+
+# surviving mutants that cannot change behaviour: mutmut's name -> why
+UTF8_ALIAS = "'UTF-8' names the same codec as 'utf-8'"
+WEIGHTS_ONLY = "weights_only=True is torch.load's default in the pinned torch (2.13)"
+TEMPORARY_NAME = "the temporary file's suffix is never seen: it is renamed or removed"
+NO_CR = "read_text's universal newlines turn every '\\r' into a line break: no '\\r' reaches read_questions"
+EQUIVALENT = {
+    'stages.files.x_write_predictions__mutmut_10': UTF8_ALIAS,
+    **{f'stages.params.x_checked_params__mutmut_{n}': WEIGHTS_ONLY for n in (16, 19)},
+    **{f'stages.inputs.x_read_questions__mutmut_{n}': NO_CR for n in (11, 12, 13, 14, 15, 78, 80, 81, 82, 84)},
+    'stages.inputs.x_read_questions__mutmut_69': "'ASCII' names the same codec as 'ascii'",
+    'stages.inputs.x_read_text__mutmut_12': UTF8_ALIAS,
+    **{f'stages.collect.x_not_graded__mutmut_{n}': WEIGHTS_ONLY for n in (4, 7)},
+    'stages.collect.x_write_zip__mutmut_14': "the umask is read and put back at once; nothing is created between",
+    **{f'stages.collect.x_write_zip__mutmut_{n}': TEMPORARY_NAME for n in (5, 7, 9, 10)},
+    **{f'stages.checkpoint.x_save_atomically__mutmut_{n}': TEMPORARY_NAME for n in (7, 10, 12, 13)},
+    **{f'instructors.release.checks.x_{name}': UTF8_ALIAS
+       for name in ('files_leaking__mutmut_14', 'label_lines__mutmut_6', 'solution_lines__mutmut_17')},
+    'instructors.release.checks.x_solution_lines__mutmut_2': "a telling line (30+ characters) cannot lie in 'XXXX'",
+    **{f'instructors.release.checks.x_solution_lines__mutmut_{n}': "cut() names the file only in a RegionError, "
+       "which regions() raised first on the same text" for n in (27, 29)},
+    'instructors.release.checks.x_python_failure__mutmut_10': "cwd is the tree, so a relative src is the same folder",
+    'instructors.release.checks.x_python_failure__mutmut_14': "any non-empty PYTHONDONTWRITEBYTECODE disables bytecode",
+    **{f'stages.greedy.x_greedy_next__mutmut_{n}': "the logits are 2-D (B, vocab): dims 1, -1 and the implicit "
+       "one are the same" for n in (7, 9, 11, 12, 15)},
+    'stages.greedy.xǁRecomputeǁ__init____mutmut_14': "columns past the last one fed are never read",
+    'stages.greedy.xǁRecomputeǁlogits__mutmut_9': "attention is causal: a column after every row's last position "
+                                                 "changes no logits at those positions",
+    **{f'stages.decoding.x_predict_places__mutmut_{n}': "`fits` is not read after the loop it is set in"
+       for n in (50, 52)},
+    **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': "a list of ints makes an int64 tensor" for n in (12, 15)},
+    **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': "sample's default is sample=False" for n in (21, 25)},
+}
+
+# surviving mutants that only a run on a GPU could kill (they count as survivors): mutmut's name -> why
+CPU_ONLY = "device=None (or none given) is the CPU here, as is every tensor"
+CPU_LOAD = "map_location=None loads CPU-saved tensors on the CPU, as 'cpu' does"
+NO_CUDA = "without CUDA there are no CUDA generator states to save or restore"
+GPU_ONLY = {
+    **{f'stages.params.x_checked_params__mutmut_{n}': CPU_LOAD for n in (15, 18)},
+    **{f'stages.collect.x_not_graded__mutmut_{n}': CPU_LOAD for n in (3, 6)},
+    **{f'stages.checkpoint.x_read_checkpoint__mutmut_{n}': CPU_LOAD for n in (6, 9)},
+    **{f'stages.greedy.xǁRecomputeǁstep__mutmut_{n}': CPU_ONLY for n in (3, 5)},
+    **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': CPU_ONLY for n in (13, 16)},
+    'stages.batches.xǁSeededExamplesǁ__getitem____mutmut_10': "fork_rng(devices=None) forks no CUDA generator "
+                                                             "when there is none, as devices=[] does",
+    **{f'stages.checkpoint.{name}': NO_CUDA for name in (
+        'x_rng_states__mutmut_9', 'x_rng_states__mutmut_10', 'x_set_rng_states__mutmut_12',
+        'x_set_rng_states__mutmut_13', 'x_set_rng_states__mutmut_14')},
+}
+
+KILLED = ('killed', 'timeout', 'segfault', 'caught by type check')
+
+
+def work_copy(module):
+    """A temporary copy of the tree set up to mutate `module` with its tests; its path."""
+    folder = Path(tempfile.mkdtemp(prefix='mutate-'))
+    for name in COPIED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, folder / name, ignore=NOT_COPIED)
+        elif source.exists():
+            shutil.copy2(source, folder / name)
+    config = configparser.ConfigParser()
+    config.read(CONFIG)
+    config['mutmut']['only_mutate'] = module
+    config['mutmut']['pytest_add_cli_args_test_selection'] = '\n' + '\n'.join(MODULES[module])
+    with open(folder / 'setup.cfg', 'w') as f:
+        config.write(f)
+    return folder
+
+
+def mutmut(folder, *args, capture=False):
+    """Run `python -m mutmut ARGS` in `folder` on one thread; its output if `capture`."""
+    env = dict(os.environ, OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')
+    env.pop('PYTHONPATH', None)  # the copy's src/ comes first (pyproject.toml); no path may lead back here
+    result = subprocess.run([sys.executable, '-m', 'mutmut', *args], cwd=folder, env=env, check=True,
+                            text=True, stdout=subprocess.PIPE if capture else None)
+    return result.stdout
+
+
+def statuses(folder):
+    """{mutant name: status} of the last run in `folder`."""
+    lines = mutmut(folder, 'results', '--all', 'true', capture=True).splitlines()
+    return dict(line.strip().rsplit(': ', 1) for line in lines if ': ' in line)
+
+
+def measure(module):
+    """Mutate `module`, print its survivors and its table row; return its score (None: no mutants)."""
+    folder = work_copy(module)
+    try:
+        mutmut(folder, 'run', '--max-children', '1')
+        found = statuses(folder)
+        survivors = sorted(name for name, status in found.items() if status not in KILLED)
+        for name in survivors:
+            print(f"{name}: {found[name]}" + (f" (equivalent: {EQUIVALENT[name]})" if name in EQUIVALENT else
+                                               f" (needs a GPU: {GPU_ONLY[name]})" if name in GPU_ONLY else ""))
+            if name not in EQUIVALENT and name not in GPU_ONLY:
+                print(mutmut(folder, 'show', name, capture=True))
+    finally:
+        shutil.rmtree(folder)
+    equivalent = sum(name in EQUIVALENT for name in survivors)
+    killed = len(found) - len(survivors)
+    score = killed / (len(found) - equivalent) if len(found) > equivalent else None
+    shown = f"{score:.0%}" if score is not None else "n/a"
+    print(f"| `{module}` | {len(found)} | {killed} | {equivalent} | {shown} | {datetime.date.today()} |")
+    return score
+
+
+def main(argv=None):
+    """Measure the modules named (every module of MODULES if none); exit 1 if one scores under 90%."""
+    parser = argparse.ArgumentParser(description="Mutation testing of the infrastructure (mutmut)")
+    parser.add_argument('modules', nargs='*', help=f"modules to mutate (default: all of {len(MODULES)})")
+    args = parser.parse_args(argv)
+    unknown = [module for module in args.modules if module not in MODULES]
+    if unknown:
+        parser.error(f"not configured: {', '.join(unknown)}; the modules are: {', '.join(MODULES)}")
+    scores = [measure(module) for module in args.modules or MODULES]
+    sys.exit(0 if all(score is None or score >= 0.9 for score in scores) else 1)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,153 @@
+"""
+Predictions tied to the submitted parameters (issue 14): each hidden
+prediction test regenerates the prediction file from the submitted
+parameters on the hidden questions, scores what it regenerated, and
+requires the submitted file to agree with it.
+
+Every case is the reference handed in with the tiny models' files (see
+grader_fixtures), then changed as the case says, graded by grader.py with a
+hidden bundle as the release builds it.
+"""
+
+import json
+import math
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from stages import facts
+
+from grader_fixtures import (GRADER, POINTS, PREDICTION_STEMS, PREDICTION_TESTS, QUESTIONS, ROOT,
+                             copy_reference, hand_in, in_background, labels, make_bundle, points, write_lines)
+from grader_mutants import apply_edit
+
+MIN_AGREEMENT = runpy.run_path(str(GRADER), run_name="agreement")["MIN_AGREEMENT"]
+ALLOWED = math.floor((1 - MIN_AGREEMENT) * QUESTIONS["dev"] + 1e-9)  # answers of 60 that may differ
+
+
+def copy_labels(package):
+    """Prediction files copied from the hidden labels."""
+    for stem in PREDICTION_STEMS:
+        for split in QUESTIONS:
+            write_lines(Path(package) / f"{stem}.{split}.predictions", labels(split))
+
+
+def change_answers(count):
+    """Change the first `count` answers of vanilla.pretrain.dev.predictions to 'Atlantis'."""
+    def change(package):
+        path = Path(package) / "vanilla.pretrain.dev.predictions"
+        answers = path.read_text(encoding="utf-8").splitlines()
+        write_lines(path, ["Atlantis"] * count + answers[count:])
+    return change
+
+
+def record_imports(package):
+    """Make the submission append the command line of each process importing it to ../imports.txt."""
+    imports = Path(package).parent / "imports.txt"
+    imports.touch(mode=0o666)
+    with open(Path(package) / "__init__.py", "a", encoding="utf-8") as f:
+        f.write(f"\ntry:\n    open({str(imports)!r}, 'a').write(repr(__import__('sys').argv) + '\\n')\n"
+                "except OSError:\n    pass\n")
+
+
+def remove(name):
+    return lambda package: (Path(package) / name).unlink()
+
+
+def garble(name):
+    return lambda package: (Path(package) / name).write_bytes(b"not a parameters file")
+
+
+@dataclass(frozen=True)
+class Case:
+    expected: dict  # test id -> points it must give
+    change: object = None  # change(package) after the honest hand-in
+    hand_in: dict = None  # hand_in's keyword arguments
+    edit: str = None  # a grader_mutants.EDITS name
+    settings: dict = None  # grading.json's settings besides the model
+    thresholds: dict = None
+    shown: tuple = ()
+
+
+HONEST = "honest parameters and predictions"
+ANOTHER_SEED = {stem: 3 for stem in PREDICTION_STEMS}
+NONE = dict.fromkeys(PREDICTION_TESTS, 0)
+DEV = "1f-1-hidden"
+
+CASES = {
+    HONEST: Case({test: POINTS[test] for test in PREDICTION_TESTS}, change=record_imports,
+                                              shown=("the file agrees on 60 of 60", "the file agrees on 50 of 50")),
+    "predictions copied from the labels, untrained parameters": Case(
+        NONE, change=copy_labels, hand_in=dict(params_seeds=ANOTHER_SEED),
+        shown=("vanilla.nopretrain.dev.predictions (regenerated from vanilla.model.params with the reference's "
+               "model): 0 of 60 correct (0.0%); needed at least 1 correct",)),
+    "predictions made with another model's parameters": Case(
+        NONE, hand_in=dict(params_seeds=ANOTHER_SEED, seeds={stem: 0 for stem in PREDICTION_STEMS}),
+        shown=("0 of 60 correct",)),
+    "copied labels, files graded as they are": Case({"1d-0-hidden": 2, DEV: 5}, change=copy_labels,
+                                                    hand_in=dict(params_seeds=ANOTHER_SEED),
+                                                    settings={"predictions": "files"}),
+    "parameters missing": Case({"1d-0-hidden": 0, "1d-1-hidden": 0, DEV: 5}, change=remove("vanilla.model.params"),
+                               shown=("vanilla.model.params is missing: make it with ./run.sh "
+                                      "vanilla_finetune_without_pretrain",)),
+    "parameters unreadable": Case({DEV: 0, "1f-2-hidden": 0}, change=garble("vanilla.finetune.params"),
+                                  shown=("vanilla.finetune.params cannot be read: UnpicklingError",)),
+    f"{ALLOWED} answers changed": Case({DEV: 5}, change=change_answers(ALLOWED)),
+    f"{ALLOWED + 1} answers changed": Case(
+        {DEV: 0}, change=change_answers(ALLOWED + 1),
+        shown=(f"vanilla.pretrain.dev.predictions: {ALLOWED + 1} of 60 answers differ from those regenerated from "
+               f"vanilla.finetune.params with the reference's model; at most {ALLOWED} may",)),
+    "one answer changed, min_agreement 1": Case(
+        {DEV: 0}, change=change_answers(1), thresholds={"vanilla.pretrain.dev": {"min_accuracy": 0.1,
+                                                                               "min_agreement": 1}},
+        shown=("1 of 60 answers differ", "at most 0 may (100% agreement)")),
+    "a model that is not the reference's: the submitted classes regenerate": Case(
+        {"1d-0-hidden": 2, "1g-1-hidden": 5}, edit="logits doubled",
+        shown=("regenerated from vanilla.model.params with the submitted model's code, in the sandbox, because with "
+               "the same weights the logits differ from the reference's",)),
+}
+
+
+@pytest.fixture(scope="module")
+def regen_runs(request, tmp_path_factory):
+    """Each case graded on the tests of its table: {name: future of (points, stdout)}."""
+    def graded_case(name):
+        case, root = CASES[name], tmp_path_factory.mktemp("regen")
+        package = copy_reference(root / "submission")
+        hand_in(package, **(case.hand_in or {}))
+        if case.change:
+            case.change(package)
+        if case.edit:
+            apply_edit(case.edit, package)
+        bundle, _ = make_bundle(root / "bundle", settings=case.settings, thresholds=case.thresholds)
+        found, stdout = points(package, list(case.expected), "--hidden", bundle, "--json", root / "results.json")
+        outputs = [test["output"] for test in json.loads((root / "results.json").read_text())["tests"]]
+        return found, "\n".join([stdout] + outputs), root
+
+    return in_background(request, "regen_case", graded_case, also=[HONEST])
+
+
+@pytest.mark.parametrize("regen_case", CASES)
+def test_predictions_are_scored_as_regenerated_from_the_parameters(regen_case, regen_runs):
+    found, stdout, _ = regen_runs[regen_case].result()
+    assert found == {test: float(p) for test, p in CASES[regen_case].expected.items()}, stdout
+    for text in CASES[regen_case].shown:
+        assert text in stdout, stdout
+
+
+def test_each_prediction_file_is_regenerated_from_the_parameters_its_stage_reads():
+    grader = runpy.run_path(str(GRADER), run_name="made_from")
+    made_from = {stage.writes: (stage.params_in, stage.variant)
+                 for stage in facts.STAGES if stage.function == "evaluate"}
+    assert {f"{key}.predictions": entry[:2] for key, entry in grader["PREDICTIONS"].items()} == made_from
+    assert all(grader["PARAMS_STAGES"][params] == facts.MAKER[params] for params, _ in made_from.values())
+
+
+def test_the_regenerating_process_never_imports_the_submitted_code(regen_runs):
+    """In the honest case every process that imports the submission wrote its command line: none is the trusted one."""
+    _, _, root = regen_runs[HONEST].result()
+    command_lines = (root / "imports.txt").read_text().splitlines()
+    assert command_lines, "the sandboxed probes import the submission, so the file says who imports it"
+    assert not [line for line in command_lines if str(ROOT / "src") in line]  # the trusted process's argument

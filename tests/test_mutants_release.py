@@ -1,0 +1,236 @@
+"""
+Tests written to kill the mutants that `./run.sh mutate` found alive in the
+release's checks (src/instructors/release/checks.py) and its cutting of the
+student regions (regions.py). Each works on a small tree made here, so none
+needs a release.
+"""
+
+import locale
+
+import pytest
+
+from instructors.release import checks, regions
+
+SOLUTION = (
+    "def attention(x):\n"
+    "    \"\"\"Docstring.\"\"\"\n"
+    "    ### START_CODE_HERE ###\n"
+    "    # a comment that is long enough to be telling\n"
+    "    weights = softmax(query @ key.transpose(-2, -1))\n"
+    "    short = 1\n"
+    "    ### END_CODE_HERE ###\n"
+    "    return weights\n"
+)
+
+
+def write(path, text):
+    """Write `text` to `path`, making its folders; the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def ascii_locale():
+    """The C locale for the test, so a file opened without an encoding is read and written as ASCII."""
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, 'C')
+    yield
+    locale.setlocale(locale.LC_CTYPE, before)
+
+
+@pytest.fixture
+def starter(tmp_path):
+    """A starter tree that imports, a solution package beside it, and a labels file."""
+    tree = tmp_path / "starter"
+    write(tree / "src" / "pkg" / "__init__.py", "assert __name__ == 'pkg', 'imported twice'\n")
+    write(tree / "tools" / "script.py", "raise SystemExit('a script, not a module of src/')\n")
+    write(tree / "src" / "pkg" / "model.py", regions.cut(SOLUTION))
+    write(tree / "src" / "pkg" / "__main__.py", "raise SystemExit('never imported')\n")
+    write(tree / "README.md", "Where was Ada born?\n")
+    write(tmp_path / "solution" / "model.py", SOLUTION)
+    write(tmp_path / "solution" / "notes.txt", "    weights = softmax(query @ key.transpose(-2, -1))\n")
+    write(tmp_path / "labels.tsv", "Where was Zoe born?\tLisbon\r\n\nWhere was Bo born?\tOsaka\n")
+    return tree
+
+
+def problems(tmp_path, tree):
+    """checks.problems on `tree` with the fixture's labels and solution."""
+    return checks.problems(str(tree), str(tmp_path / "labels.tsv"), str(tmp_path / "solution"))
+
+
+def test_a_clean_starter_has_no_problems(tmp_path, starter):
+    """Kills a check that refuses a good starter (e.g. __main__.py imported, short lines counted)."""
+    assert problems(tmp_path, starter) == []
+
+
+def test_a_trained_output_in_the_starter_is_refused(tmp_path, starter):
+    """Kills the release shipping a params or predictions file."""
+    write(starter / "src" / "pkg" / "vanilla.model.params", "weights")
+    write(starter / "dev.predictions", "Lisbon\n")
+    write(starter / "notes.params.txt", "not an output")
+    assert problems(tmp_path, starter) == ["dev.predictions is a trained output",
+                                           "src/pkg/vanilla.model.params is a trained output"]
+
+
+def test_a_label_line_in_the_starter_is_refused(tmp_path, starter, ascii_locale):
+    """Kills a labels leak missed, label lines kept with their line ends, or files read in the locale's encoding."""
+    write(tmp_path / "labels.tsv", "Where was Zoë born?\tLisbon\r\n\nWhere was Bo born?\tOsaka\n")
+    write(starter / "data" / "hints.txt", "x Where was Zoë born?\tLisbon y\n")
+    (starter / "data" / "binary.bin").write_bytes(b"\xff\xfe Where was Bo born?\tOsaka")
+    assert problems(tmp_path, starter) == ["data/binary.bin contains a line of the test labels",
+                                           "data/hints.txt contains a line of the test labels"]
+
+
+def test_a_solution_line_in_the_starter_is_refused(tmp_path, starter):
+    """Kills a solution leak missed."""
+    write(starter / "src" / "pkg" / "hint.txt", "weights = softmax(query @ key.transpose(-2, -1))\n")
+    assert problems(tmp_path, starter) == ["src/pkg/hint.txt contains a line of the solution's regions"]
+
+
+def test_a_starter_that_does_not_import_is_refused(tmp_path, starter):
+    """Kills an import failure missed or reported without its error."""
+    write(starter / "src" / "pkg" / "broken.py", "import no_such_module_anywhere\n")
+    assert problems(tmp_path, starter) == [
+        "the starter does not import: ModuleNotFoundError: No module named 'no_such_module_anywhere'"]
+
+
+def test_the_telling_lines_are_long_code_lines_found_only_in_regions(tmp_path, ascii_locale):
+    """Kills counting comments, short lines, given code, files that are not Python, or the locale's encoding."""
+    write(tmp_path / "a.py", SOLUTION + "x = 1  # weights = softmax(query @ key.transpose(-2, -1))\n"
+          "### START_CODE_HERE ###\nline_of_exactly_thirty_ch = 12\n# é\nthis_line_is_twenty_nine = 12\n"
+          "### END_CODE_HERE ###\n")
+    write(tmp_path / "b.txt", "### START_CODE_HERE ###\nnot python but long enough to count = 1\n"
+          "### END_CODE_HERE ###\n")
+    assert checks.solution_lines(str(tmp_path)) == ["line_of_exactly_thirty_ch = 12"]
+
+
+def test_solution_lines_given_in_an_earlier_file_do_not_count(tmp_path):
+    """Kills keeping only the last file's code outside the regions."""
+    line = "self.ln1 = nn.LayerNorm(config.n_embd)  # given"
+    write(tmp_path / "a.py", line + "\n")
+    write(tmp_path / "b.py", f"### START_CODE_HERE ###\n{line}\n### END_CODE_HERE ###\n")
+    assert checks.solution_lines(str(tmp_path)) == []
+
+
+def test_unpaired_markers_in_the_solution_name_the_file(tmp_path):
+    """Kills the file's name lost from the error."""
+    write(tmp_path / "bad.py", "### END_CODE_HERE ###\n")
+    with pytest.raises(regions.RegionError, match=r"^bad.py:1: END_CODE_HERE without"):
+        checks.solution_lines(str(tmp_path))
+
+
+def test_tree_files_are_relative_and_sorted(tmp_path):
+    """Kills absolute or unsorted paths."""
+    for name in ("b/z.txt", "a.txt", "b/a/y.txt"):
+        write(tmp_path / name, "")
+    assert checks.tree_files(str(tmp_path)) == ["a.txt", "b/a/y.txt", "b/z.txt"]
+
+
+def test_python_failure_reports_the_last_line_or_the_exit_status(tmp_path):
+    """Kills a failure missed, the wrong line reported, or a silent failure reported as None."""
+    write(tmp_path / "src" / "here.py", "VALUE = 3\n")
+    assert checks.python_failure(str(tmp_path), "import here, sys; assert sys.argv[1:] == ['a']", "a") is None
+    assert checks.python_failure(str(tmp_path), "import sys; print('one', file=sys.stderr); sys.exit('two')") == "two"
+    assert checks.python_failure(str(tmp_path), "import sys; sys.exit(3)") == "exit status 3"
+    assert not (tmp_path / "src" / "__pycache__").exists()
+
+
+def test_python_runs_with_the_callers_environment_and_writes_no_bytecode(tmp_path, monkeypatch):
+    """Kills the caller's environment dropped, or the starter's tree left with __pycache__ folders."""
+    monkeypatch.setenv("RELEASE_CHECK", "kept")
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    write(tmp_path / "src" / "here.py", "VALUE = 3\n")
+    assert checks.python_failure(str(tmp_path), "import os, here; assert os.environ['RELEASE_CHECK'] == 'kept'") is None
+    assert not (tmp_path / "src" / "__pycache__").exists()
+
+
+def test_bundle_failure_is_the_graders_complaint(tmp_path):
+    """Kills the bundle check not loading the bundle with the grader's thresholds."""
+    write(tmp_path / "grader.py", "THRESHOLDS = {'dev': 0.1}\n")
+    write(tmp_path / "src" / "grading" / "__init__.py", "")
+    write(tmp_path / "src" / "grading" / "bundle.py",
+          "class BundleError(Exception):\n    pass\n\n"
+          "def load_bundle(folder, thresholds):\n"
+          "    if not folder.endswith('good'):\n"
+          "        raise BundleError(f'{folder} lacks labels for {sorted(thresholds)}')\n")
+    assert checks.bundle_failure(str(tmp_path), "hidden_good") is None
+    assert checks.bundle_failure(str(tmp_path), "hidden_bad") == "hidden_bad lacks labels for ['dev']"
+
+
+# ---- regions ---------------------------------------------------------------------------------------
+
+def test_the_placeholder_raises_when_the_region_ends_its_block():
+    """Kills the wrong placeholder, or one that loses the START line's indentation or line end."""
+    text = "def f():\r\n\t### START_CODE_HERE ###\r\n\tx = 1\r\n\t### END_CODE_HERE ###\r\n\r\n# end\r\ng = 2\r\n"
+    assert regions.cut(text) == ("def f():\r\n\t### START_CODE_HERE ###\r\n\traise NotImplementedError\r\n"
+                                 "\t### END_CODE_HERE ###\r\n\r\n# end\r\ng = 2\r\n")
+
+
+def test_the_placeholder_passes_when_code_of_the_block_follows():
+    """Kills a deeper or equal following line taken as the block's end."""
+    text = ("def f():\n    ### START_CODE_HERE ###\n    x = 1\n    ### END_CODE_HERE ###\n"
+            "    # a comment\n\n        return x\n")
+    assert regions.cut(text).splitlines()[2] == "    pass"
+    assert regions.cut(text.replace("        return", "    return")).splitlines()[2] == "    pass"
+
+
+def test_a_region_at_the_end_of_the_file_raises():
+    """Kills a region with nothing after it given `pass`."""
+    assert regions.cut("### START_CODE_HERE ###\nx = 1\n### END_CODE_HERE ###") == (
+        "### START_CODE_HERE ###\nraise NotImplementedError\n### END_CODE_HERE ###")
+
+
+def test_regions_are_the_lines_strictly_between_the_markers():
+    """Kills a marker line taken into the region, or a region cut short."""
+    text = ("a\n# ### START_CODE_HERE ###\nb\nc\n### END_CODE_HERE ### x\nd\n"
+            "### START_CODE_HERE ###\n### END_CODE_HERE ###\n")
+    assert regions.regions(text, "f.py") == ["b\nc\n", ""]
+    assert regions.locate(text) == [(1, 4), (6, 7)]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x\n### END_CODE_HERE ###\n", r"^f.py:2: END_CODE_HERE without a START_CODE_HERE before it$"),
+    ("### START_CODE_HERE ###\n\n### START_CODE_HERE ###\n",
+     r"^f.py:3: START_CODE_HERE inside the region opened on line 1$"),
+    ("x\n### START_CODE_HERE ###\n", r"^f.py:2: START_CODE_HERE is never closed by an END_CODE_HERE$"),
+])
+def test_markers_that_do_not_pair_name_the_file_and_line(text, message):
+    """Kills a wrong line number or file name in the message."""
+    with pytest.raises(regions.RegionError, match=message):
+        regions.locate(text, "f.py")
+
+
+def test_restore_puts_each_body_back_in_order():
+    """Kills bodies swapped, dropped or put beside the placeholder."""
+    text = "### START_CODE_HERE ###\n1\n### END_CODE_HERE ###\nx\n### START_CODE_HERE ###\n2\n### END_CODE_HERE ###\n"
+    assert regions.restore(regions.cut(text), ["a\n", "b\nc\n"]) == text.replace("1", "a").replace("2", "b\nc")
+    with pytest.raises(regions.RegionError, match=r"^f.py: the starter has 2 regions but 1 bodies were given$"):
+        regions.restore(text, ["a\n"], "f.py")
+
+
+def test_indentation_and_code_lines():
+    """Kills wrong indentation or a comment or blank line taken as code."""
+    assert regions.indentation(" \t x = 1") == " \t "
+    assert [regions.is_code(line) for line in ("  # c", "   ", "", " x")] == [False, False, False, True]
+
+
+def test_label_lines_drop_line_ends_and_blank_lines(tmp_path, ascii_locale):
+    """Kills blank lines or line ends kept, and the locale's encoding."""
+    path = write(tmp_path / "labels.tsv", "a\tb \r\n \n\nc\td\ne\tXé\nf\tX\n")
+    assert checks.label_lines(str(path)) == ["a\tb ", "c\td", "e\tXé", "f\tX"]
+
+
+@pytest.mark.parametrize("cut_or_read", [regions.locate, regions.regions, regions.cut,
+                                         lambda text: regions.restore(text, [])])
+def test_markers_that_do_not_pair_name_the_text_by_default(cut_or_read):
+    """Kills another default name, or the name not passed on."""
+    with pytest.raises(regions.RegionError, match=r"^<text>:1: END_CODE_HERE without"):
+        cut_or_read("### END_CODE_HERE ###\n")
+
+
+def test_restore_names_the_file_of_unpaired_markers():
+    """Kills restore's file name lost on the way to locate."""
+    with pytest.raises(regions.RegionError, match=r"^f.py:2: START_CODE_HERE is never closed"):
+        regions.restore("x\n### START_CODE_HERE ###\n", [], "f.py")
