@@ -5,6 +5,7 @@ global `random` for the datasets that draw from it, and small model configs.
 """
 
 import contextlib
+import locale
 import random
 import sys
 from dataclasses import dataclass
@@ -155,3 +156,12 @@ def on_readable_python(readable_python, monkeypatch):
     """Run this test's subprocesses of sys.executable (grader.py) on the Python every user can read."""
     monkeypatch.setattr(sys, "executable", readable_python)
     return readable_python
+
+
+@pytest.fixture
+def ascii_locale():
+    """The C locale for the test, so a file opened without an encoding is read and written as ASCII."""
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, 'C')
+    yield
+    locale.setlocale(locale.LC_CTYPE, before)

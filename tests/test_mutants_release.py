@@ -5,7 +5,6 @@ student regions (regions.py). Each works on a small tree made here, so none
 needs a release.
 """
 
-import locale
 
 import pytest
 
@@ -28,15 +27,6 @@ def write(path, text):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def ascii_locale():
-    """The C locale for the test, so a file opened without an encoding is read and written as ASCII."""
-    before = locale.setlocale(locale.LC_CTYPE)
-    locale.setlocale(locale.LC_CTYPE, 'C')
-    yield
-    locale.setlocale(locale.LC_CTYPE, before)
 
 
 @pytest.fixture

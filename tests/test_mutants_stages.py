@@ -9,7 +9,6 @@ all run in-process on tiny inputs and tiny random models.
 import collections
 import copy
 import datetime
-import locale
 import os
 import random
 import re
@@ -39,13 +38,6 @@ VOCABULARY = PAD_CHAR + MASK_CHAR + ' ?ABLWabdehilnorsw'
 STOI = {char: i for i, char in enumerate(VOCABULARY)}
 
 
-@pytest.fixture
-def ascii_locale():
-    """The C locale for the test, so a file opened without an encoding is read and written as ASCII."""
-    before = locale.setlocale(locale.LC_CTYPE)
-    locale.setlocale(locale.LC_CTYPE, 'C')
-    yield
-    locale.setlocale(locale.LC_CTYPE, before)
 
 
 # ---- files: whole or nothing ------------------------------------------------------------------
