@@ -321,8 +321,8 @@ class Sandbox:
     def outcome(self, returncode, timed_out, result, output, seconds):
         """Turn what came back into a ProbeOutcome."""
         if timed_out:
-            return ProbeOutcome("timeout", None, "the submission did not finish within the time limit",
-                                output, seconds)
+            return ProbeOutcome("timeout", None, f"the submission did not finish within the time limit "
+                                                 f"(stopped after {seconds:.0f} s)", output, seconds)
         raw = bytes(result.data)
         if not raw:
             return ProbeOutcome("error", None, "the submission's process ended without answering ("
