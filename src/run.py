@@ -128,12 +128,12 @@ def training_overrides(args):
     return overrides
 
 
-def run_identity(args, inputs, config, processes):
+def run_identity(args, run_name, inputs, config, processes):
     """What a checkpoint of this run must match to be resumed."""
     training = {name: getattr(config, name) for name in ('max_epochs', 'batch_size', 'learning_rate', 'betas',
                                                          'grad_norm_clip', 'weight_decay', 'lr_decay',
                                                          'warmup_tokens', 'final_tokens')}
-    return dict(run=args.tb_expt_name or f"{args.variant}_{args.function}", function=args.function,
+    return dict(run=run_name, function=args.function,
                 variant=args.variant, vocabulary=inputs.vocabulary, configuration=args.configuration,
                 processes=processes.world, training=training)
 
@@ -143,7 +143,8 @@ def train(args, inputs, processes):
     settings and callbacks (checkpoints; a duration estimate on a CPU), and let the student's
     helper.train save the parameters, stamped; only the main process writes files."""
     size, model = inputs.size, inputs.model
-    run_dir = os.path.join(args.experiments_dir, args.tb_expt_name or f"{args.variant}_{args.function}")
+    run_name = args.tb_expt_name or f"{args.variant}_{args.function}"
+    run_dir = os.path.join(args.experiments_dir, run_name)
     checkpoint = os.path.join(run_dir, CHECKPOINT_NAME)
     if processes.main:
         print(f"{args.function} {args.variant}: n_layer {size['n_layer']}, n_head {size['n_head']}, "
@@ -161,7 +162,7 @@ def train(args, inputs, processes):
                                 **training_overrides(args))
         except ValueError as error:
             raise InputError(str(error)) from None
-        identity = run_identity(args, inputs, config, processes)
+        identity = run_identity(args, run_name, inputs, config, processes)
         resume = read_checkpoint(checkpoint, identity) if args.resume else None
         if resume and recorder:
             recorder.resume_from(resume['step'])

@@ -14,6 +14,7 @@ import sys
 import tempfile
 
 from stages.facts import DATA_FILES
+from stages.inputs import InputError
 
 from . import checks
 from .autograder import TEST_INPUTS, build_autograder, check_test_labels
@@ -103,7 +104,7 @@ def main(argv=None):
             move_into_place(staging, out)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    except (ReleaseError, RegionError) as error:
+    except (ReleaseError, RegionError, InputError) as error:  # InputError: a corpus the stages refuse
         print(f"release: {error}", file=sys.stderr)
         return 1
     print(f"release: cut {cut_count} regions; wrote {', '.join(os.path.join(out, n) for n in OUTPUTS)}")

@@ -20,7 +20,9 @@ import os
 import shutil
 import stat
 
-from stages.facts import CORPUS, DELIVERABLES, MASK_CHAR, PAD_CHAR
+from stages.facts import CORPUS, DELIVERABLES
+from stages.inputs import pretraining_dataset
+from stages.params import vocabulary_string
 
 from .student import SUBMISSION, TEMPLATES, ReleaseError
 
@@ -49,11 +51,9 @@ def check_test_labels(labels_path, inputs_path):
 
 
 def write_vocabulary(corpus_path, hidden_dir):
-    """vocabulary.json: the characters of the pretraining corpus in id order (PAD, MASK, then sorted)."""
-    with open(corpus_path, encoding="utf-8") as f:
-        characters = PAD_CHAR + MASK_CHAR + "".join(sorted(set(f.read())))
+    """vocabulary.json: the characters of the pretraining corpus in id order, as the stages stamp them."""
     with open(os.path.join(hidden_dir, "vocabulary.json"), "w", encoding="utf-8") as f:
-        json.dump(characters, f)
+        json.dump(vocabulary_string(pretraining_dataset(corpus_path)), f)
 
 
 def write_runtime(repo_dir, hidden_dir):
