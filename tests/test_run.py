@@ -580,6 +580,11 @@ def test_a_long_cpu_run_says_how_long_it_will_take(capsys):
         estimate(trainer, 'step')
         time.sleep(0.05)
     assert "use SMALL=1; train for grading on a GPU" in capsys.readouterr().err
+    estimate = DurationEstimate(after_steps=2)  # a resumed run: its steps start far from 1
+    for step in range(501, 505):
+        trainer.step = step
+        estimate(trainer, 'step')
+    assert len(capsys.readouterr().err.splitlines()) == 1
 
 
 def test_score_dev_compares_each_dev_file_with_its_hidden_threshold(tmp_path, capsys):

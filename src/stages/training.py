@@ -202,14 +202,16 @@ class DurationEstimate:
 
     def __init__(self, after_steps=3):
         self.after_steps = after_steps
+        self.seen = 0  # steps of this process, so a resumed run is timed too
         self.started = None
 
     def __call__(self, trainer, event):
         if event != 'step':
             return
-        if trainer.step == 1:
+        self.seen += 1
+        if self.seen == 1:
             self.started = time.perf_counter()  # the first step warms up: time the ones after it
-        if trainer.step != self.after_steps + 1:
+        if self.seen != self.after_steps + 1:
             return
         seconds_a_step = (time.perf_counter() - self.started) / self.after_steps
         config = trainer.config
