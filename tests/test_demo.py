@@ -1,7 +1,7 @@
 """
 The demo (src/instructors/demo.py, ./run.sh demo) in its reduced --quick form: a seeded
 run on a small world where pretraining must beat finetuning alone on the
-held-out people, and the printed table that reports it.
+held-out people, the perceiver's row beside them, and the printed table that reports it.
 """
 
 import os
@@ -19,7 +19,7 @@ from instructors import demo
 from instructors.worldgen import make_world
 
 REPO = Path(__file__).resolve().parents[1]
-RUNS = ('always "', 'finetuned without pretraining', 'pretrained, then finetuned')
+RUNS = ('always "', 'finetuned without pretraining', 'pretrained, then finetuned', 'perceiver (m=24, 3 layers)')
 ROW = re.compile(r"^\| (.+?) \| (\d+\.\d)% \((\d+)/(\d+)\) \| (\d+\.\d)% \((\d+)/(\d+)\) \|")
 
 
@@ -50,10 +50,28 @@ def test_quick_options_override_defaults_and_explicit_options_override_quick():
 
 def test_pretraining_beats_finetuning_alone_on_held_out_people(quick_run):
     rows, _, _ = quick_run
-    baseline, scratch, pretrained = rows
+    baseline, scratch, pretrained, _ = rows
     assert pretrained.dev[0] > scratch.dev[0], rows
     assert pretrained.dev[0] > baseline.dev[0], rows
     assert pretrained.dev[1] == scratch.dev[1] == demo.QUICK["dev_people"]
+
+
+def test_the_perceiver_row_is_a_perceiver_of_the_options():
+    args = demo.parse_args(["--quick", "--perceiver_layers", "4", "--bottleneck", "16"])
+    model = demo.new_model(args, 40, "perceiver")
+    assert model.perceiver and tuple(model.down_block.C.shape) == (1, 16, args.n_embd)
+    assert len(model.blocks) == 2 and all(block.attn.mask.size(-1) == 16 for block in model.blocks)
+    assert [(name, pretrained) for name, variant, pretrained, _ in demo.runs(args) if variant == "perceiver"] == [
+        ("perceiver (m=16, 4 layers), pretrained, then finetuned", True)]
+    assert not demo.new_model(args, 40, "vanilla").perceiver
+
+
+def test_the_perceiver_learns_its_training_questions_but_answers_fewer_held_out_ones(quick_run):
+    rows, _, _ = quick_run
+    _, _, pretrained, perceiver = rows
+    assert perceiver.train[0] >= 0.9 * perceiver.train[1], rows
+    assert perceiver.dev[0] < pretrained.dev[0], rows
+    assert "pretrain" in perceiver.minutes, rows
 
 
 def test_table_has_every_run_with_its_accuracies_and_minutes(quick_run):
@@ -66,10 +84,11 @@ def test_table_has_every_run_with_its_accuracies_and_minutes(quick_run):
         assert (int(dev_correct), int(dev_total)) == row.dev
         assert (int(train_correct), int(train_total)) == row.train
         assert float(dev_pct) == round(100 * row.dev[0] / row.dev[1], 1)
-    baseline_cells, scratch_cells, pretrained_cells = (line.split("|")[4:7] for line in lines)
+    baseline_cells, scratch_cells, *pretrained_cells = (line.split("|")[4:7] for line in lines)
     assert [cell.strip() for cell in baseline_cells] == ["-", "-", "-"]
     assert scratch_cells[0].strip() == "-" and all(float(cell) >= 0 for cell in scratch_cells[1:])
-    assert float(pretrained_cells[0]) > 0 and all(float(cell) >= 0 for cell in pretrained_cells[1:])
+    for cells in pretrained_cells:
+        assert float(cells[0]) > 0 and all(float(cell) >= 0 for cell in cells[1:])
     assert re.search(r"^total: \d+\.\d minutes", table, re.MULTILINE)
 
 

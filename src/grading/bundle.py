@@ -76,15 +76,16 @@ def read_json(path):
 
 
 def read_labels(path):
-    """The (question, answer) pairs of a "question<TAB>answer" file; every non-empty line needs one."""
+    """The (question, answer) pairs of a "question<TAB>answer" file; every non-empty line needs one,
+    with an answer (an empty one would mark every empty prediction right)."""
     pairs = []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue
             fields = line.rstrip("\r\n").split("\t")
-            if len(fields) != 2:
-                raise BundleError(f"{path}, line {number}: expected 'question<TAB>answer'")
+            if len(fields) != 2 or not fields[1].strip():
+                raise BundleError(f"{path}, line {number}: expected 'question<TAB>answer' with a non-empty answer")
             pairs.append((fields[0], fields[1].strip()))
     return pairs
 

@@ -41,13 +41,17 @@ def gradescope_results(results, seconds):
 
 
 def write_results(path, results, seconds):
-    """Write results.json at `path` atomically (a reader never sees half a file)."""
+    """Write results.json at `path` atomically (a reader never sees half a file, and a failed write leaves none)."""
     document = gradescope_results(results, seconds)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     partial = path + ".partial"
-    with open(partial, "w", encoding="utf-8") as f:
-        json.dump(document, f, indent=2)
-        f.write("\n")
-    os.replace(partial, path)
+    try:
+        with open(partial, "w", encoding="utf-8") as f:
+            json.dump(document, f, indent=2)
+            f.write("\n")
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
     return document

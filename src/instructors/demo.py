@@ -4,7 +4,7 @@ was never finetuned on? The whole experiment of the assignment, on a world
 small enough for a laptop CPU, in a few minutes:
 
     ./run.sh demo            # python3 -m instructors.demo, with src/ on the path
-    ./run.sh demo --quick    # the reduced form the tests run, about 3 minutes
+    ./run.sh demo --quick    # the reduced form the tests run, about 2 minutes on two threads
 
 1. generate a small world (instructors/worldgen) into --out_dir: short biographies
    that state the birth place early, several paraphrases a person;
@@ -12,7 +12,8 @@ small enough for a laptop CPU, in a few minutes:
 3. without pretraining: a fresh GPT finetuned on the training questions;
 4. with pretraining: span-corruption pretraining on wiki.txt, which holds
    the dev people too, then the same finetuning;
-5. answer the dev questions with both models and print one table of dev
+5. the perceiver variant (part g), pretrained and finetuned the same way;
+6. answer the dev questions with every model and print one table of dev
    accuracies and minutes per phase.
 
 Everything is seeded (--seed): the same options on the same machine give the
@@ -40,8 +41,10 @@ from .worldgen import write_world
 DEFAULTS = dict(train_people=200, dev_people=100, paraphrases=10, name_link=0.2,
                 n_layer=2, n_head=4, n_embd=128, block_size=96, dropout=0.0,
                 pretrain_epochs=45, pretrain_lr=1e-3, pretrain_batch_size=32,
-                finetune_epochs=6, scratch_epochs=30, finetune_lr=6e-4, finetune_batch_size=32)
-QUICK = dict(train_people=50, dev_people=25, pretrain_epochs=60, pretrain_lr=2e-3, finetune_epochs=20)
+                finetune_epochs=6, scratch_epochs=30, finetune_lr=6e-4, finetune_batch_size=32,
+                perceiver_layers=3, bottleneck=24, perceiver_finetune_epochs=30)
+QUICK = dict(train_people=50, dev_people=25, pretrain_epochs=60, pretrain_lr=2e-3, finetune_epochs=20,
+             perceiver_finetune_epochs=60)
 WARMUP_TOKENS = 512 * 20  # as in the assignment's trainer configurations
 
 
@@ -76,12 +79,15 @@ def parse_args(argv=None):
     add_knob(model, 'n_embd', int, "embedding width")
     add_knob(model, 'block_size', int, "longest sequence, in characters")
     add_knob(model, 'dropout', float, "embedding, attention and residual dropout")
+    add_knob(model, 'perceiver_layers', int, "the perceiver's blocks: down-projection, latent blocks, up-projection")
+    add_knob(model, 'bottleneck', int, "the perceiver's latents m (the course's ratio: block_size / 4)")
     training = p.add_argument_group("training")
     add_knob(training, 'pretrain_epochs', int, "span-corruption epochs over wiki.txt")
     add_knob(training, 'pretrain_lr', float, "pretraining learning rate")
     add_knob(training, 'pretrain_batch_size', int, "pretraining batch size")
     add_knob(training, 'finetune_epochs', int, "finetuning epochs of the pretrained model")
     add_knob(training, 'scratch_epochs', int, "finetuning epochs of the model without pretraining")
+    add_knob(training, 'perceiver_finetune_epochs', int, "finetuning epochs of the pretrained perceiver")
     add_knob(training, 'finetune_lr', float, "finetuning learning rate (both models)")
     add_knob(training, 'finetune_batch_size', int, "finetuning batch size (both models)")
     p.add_argument('--seed', type=int, default=0, help="seeds the world, the initial weights and the training")
@@ -120,10 +126,21 @@ class Phase:
         self.minutes[self.name] = self.minutes.get(self.name, 0.0) + (time.perf_counter() - self.start) / 60
 
 
-def new_model(args, vocab_size):
-    config = GPTConfig(vocab_size, args.block_size, n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
-                       embd_pdrop=args.dropout, attn_pdrop=args.dropout, resid_pdrop=args.dropout)
+def new_model(args, vocab_size, variant):
+    """A fresh GPT of the options' width; `variant` 'vanilla' (n_layer blocks) or 'perceiver'."""
+    depth = (dict(n_layer=args.n_layer) if variant == 'vanilla' else
+             dict(n_layer=args.perceiver_layers, perceiver=True, bottleneck_dim=args.bottleneck))
+    config = GPTConfig(vocab_size, args.block_size, n_head=args.n_head, n_embd=args.n_embd,
+                       embd_pdrop=args.dropout, attn_pdrop=args.dropout, resid_pdrop=args.dropout, **depth)
     return GPT(config)
+
+
+def runs(args):
+    """(row name, variant, pretrained, finetuning epochs) of each trained model, in the table's order."""
+    return (('finetuned without pretraining', 'vanilla', False, args.scratch_epochs),
+            ('pretrained, then finetuned', 'vanilla', True, args.finetune_epochs),
+            (f'perceiver (m={args.bottleneck}, {args.perceiver_layers} layers), pretrained, then finetuned',
+             'perceiver', True, args.perceiver_finetune_epochs))
 
 
 def trainer_config(args, epochs, batch_size, learning_rate, examples):
@@ -171,14 +188,14 @@ def run_demo(args, world_dir):
     top_place, _ = Counter(place for _, place in train).most_common(1)[0]
     rows = [Row(f'always "{top_place}" (most frequent training place)',
                 constant_score(top_place, dev), constant_score(top_place, train), {})]
-    for run, pretrained in (('finetuned without pretraining', False), ('pretrained, then finetuned', True)):
+    for run, variant, pretrained, finetune_epochs in runs(args):
         set_seed(args.seed)
-        model, phases = new_model(args, corpus.vocab_size), {}
+        model, phases = new_model(args, corpus.vocab_size, variant), {}
         if pretrained:
             with Phase(phases, 'pretrain'):
                 pretrain(args, model, corpus)
         with Phase(phases, 'finetune'):
-            finetune(args, model, questions, args.finetune_epochs if pretrained else args.scratch_epochs)
+            finetune(args, model, questions, finetune_epochs)
         with Phase(phases, 'evaluate'):
             dev_score, train_score = score(model, dev, corpus, args.device), score(model, train, corpus, args.device)
         rows.append(Row(run, dev_score, train_score, phases))
@@ -210,7 +227,8 @@ def describe(args):
     return (f"world: {args.train_people} training + {args.dev_people} dev people, {args.paraphrases} "
             f"biographies each, seed {args.seed}; model: {args.n_layer} layers, {args.n_head} heads, "
             f"{args.n_embd} wide, block {args.block_size}; pretraining {args.pretrain_epochs} epochs, "
-            f"finetuning {args.finetune_epochs} (without pretraining {args.scratch_epochs}); "
+            f"finetuning {args.finetune_epochs} (without pretraining {args.scratch_epochs}); perceiver: "
+            f"{args.perceiver_layers} layers, {args.bottleneck} latents, finetuning {args.perceiver_finetune_epochs}; "
             f"{args.threads} threads on {args.device}")
 
 

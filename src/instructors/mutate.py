@@ -4,7 +4,7 @@ with only that module's tests:
 
     ./run.sh mutate [module ...]     # e.g. src/stages/files.py; none given: every module of MODULES
 
-For each module the tree (src/, tests/, data/, run.sh, pyproject.toml) is
+For each module the tree (src/, tests/, data/, run.sh, pyproject.toml, grader.py) is
 copied to a temporary folder with mutmut.cfg (beside this file) as its
 setup.cfg plus the module and its tests, and `mutmut run` mutates it there:
 the work tree is never changed. Prints, per module, its survivors (with the
@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name('mutmut.cfg')
-COPIED = ('src', 'tests', 'data', 'run.sh', 'pyproject.toml')
+COPIED = ('src', 'tests', 'data', 'run.sh', 'pyproject.toml', 'grader.py')
 NOT_COPIED = shutil.ignore_patterns('__pycache__', '*.pyc', '*.params', '*.predictions', 'mingpt-demo')
 
 REGION_TESTS = tuple(f'tests/test_release.py::test_{name}' for name in (
@@ -52,6 +52,9 @@ MODULES = {
     'src/stages/checkpoint.py': ('tests/test_mutants_stages.py',),  # which mutmut cannot trace to a function
     'src/instructors/release/checks.py': ('tests/test_mutants_release.py',),
     'src/instructors/release/regions.py': ('tests/test_mutants_release.py', *REGION_TESTS),
+    'grader.py': ('tests/test_mutants_grader.py',),  # its probes run in-process there, on src/submission
+    **{f'src/grading/{name}.py': ('tests/test_mutants_grading.py',) for name in (
+        'bundle', 'results', 'report', 'registry', 'context', 'suite', 'cli', 'runner', 'trusted')},
 }
 
 # surviving mutants that cannot change behaviour: mutmut's name -> why
@@ -85,6 +88,58 @@ EQUIVALENT = {
        for n in (50, 52)},
     **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': "a list of ints makes an int64 tensor" for n in (12, 15)},
     **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': "sample's default is sample=False" for n in (21, 25)},
+    'grading.bundle.x_read_json__mutmut_6': UTF8_ALIAS,
+    'grading.bundle.x_read_labels__mutmut_7': UTF8_ALIAS,
+    'grading.bundle.x_read_labels__mutmut_18': "no line starts with a line break, and the line's last field, the "
+                                               "answer, is stripped anyway",
+    **{f'grading.results.x_write_results__mutmut_{n}': "json.dump escapes every non-ASCII character: the file's "
+       "bytes are the same in any encoding" for n in (20, 23, 27)},
+    **{f'grading.results.x_write_results__mutmut_{n}': TEMPORARY_NAME for n in (16, 17)},
+    'grading.context.xǁContextǁpredictions__mutmut_20': "every reader of the predictions strips them (accuracy "
+                                                        "and agreement alike)",
+    'grading.context.xǁContextǁrun__mutmut_4': "getattr's default None is falsy, as False is",
+    'grading.context.xǁContextǁrun_reference__mutmut_7': "getattr's default None is falsy, as False is",
+    'grading.context.xǁSnapshotǁ__init____mutmut_26': UTF8_ALIAS,
+    **{f'grading.context.xǁSnapshotǁ__init____mutmut_{n}': "a text read past max_bytes characters is longer than "
+       "max_bytes and kept as None either way; only how much is read differs" for n in (31, 33)},
+    **{f'grading.runner.x_processes_of__mutmut_{n}': "only ASCII fields are read (the Uid line, the numbers after "
+       "the name); with errors='replace' the name decodes to something under any codec"
+       for n in (11, 14, 17)},
+    **{f'grading.runner.xǁSandboxǁprepare__mutmut_{n}': "copytree's default is symlinks=False"
+       for n in (19, 23, 85, 89)},
+    'grading.runner.xǁCappedBufferǁtext__mutmut_4': "bytes.decode's default codec is UTF-8",
+    'grading.runner.xǁCappedBufferǁtext__mutmut_7': UTF8_ALIAS,
+    **{f'grading.runner.{name}': "differs only when a monotonic clock reading equals the bound to the last bit"
+       for name in ('xǁSandboxǁcollect__mutmut_12', 'xǁSandboxǁcollect__mutmut_20',
+                    'xǁSandboxǁcollect__mutmut_45', 'xǁSandboxǁend__mutmut_9')},
+    'grading.runner.xǁSandboxǁcollect__mutmut_7': "None is falsy as False is, and the flag is a bool from the first "
+                                                 "closed pipe on",
+    **{f'grading.runner.xǁSandboxǁcollect__mutmut_{n}': "the read size only cuts the same bytes into other chunks"
+       for n in (35, 36)},
+    'grading.runner.xǁSandboxǁoutcome__mutmut_54': "'ASCII' names the same codec as 'ascii'",
+    'grading.runner.xǁSandboxǁoutcome__mutmut_59': UTF8_ALIAS,
+    'grading.runner.xǁSandboxǁstart__mutmut_50': UTF8_ALIAS,
+    'grading.trusted.x_answer__mutmut_56': "getattr's default None is falsy, as False is",
+    **{f'grading.trusted.x_answer__mutmut_{n}': "nothing looks the tests module up by the name it is loaded under"
+       for n in (6, 7)},
+    **{f'grading.trusted.x_main__mutmut_{n}': "json.dump escapes every non-ASCII character: the answer's bytes are "
+       "the same in any encoding" for n in (15, 18, 24)},
+    'grader.x_answered__mutmut_17': "check(None, ...) fails as check(False, ...) does",
+    **{f'grader.x_check_train__mutmut_{n}': WEIGHTS_ONLY for n in (39, 42)},
+    **{f'grader.x_check_train__mutmut_{n}': "any item appended makes `calls` non-empty" for n in (5, 6)},
+    **{f'grader.x_fingerprint__mutmut_{n}': "the condition stored each parameter's first name already, so "
+       "setdefault returns it whatever its default" for n in (26, 28)},
+    'grader.x_fingerprint__mutmut_30': "remove_duplicate=None is falsy, as False is",
+    **{f'grader.x_ids__mutmut_{n}': "iterating a 1-D tensor gives 0-d tensors, which int() reads as .tolist()'s "
+       "numbers" for n in (2, 4, 8, 9)},
+    'grader.x_prediction_score__mutmut_77': "the bound carries + 1e-9, so no whole number of differences equals it",
+    'grader.x_same_setting__mutmut_22': "math.isclose's default rel_tol is 1e-9",
+    'grader.x_set_weights__mutmut_16': "the noise is symmetric and submission and reference get the same weights: "
+                                       "fingerprints are only compared with each other",
+    **{f'grader.x_write_biographies__mutmut_{n}': "the biographies are ASCII: every encoding writes the same bytes"
+       for n in (27, 30, 34, 38, 41, 45)},
+    **{f'grader.x_write_span_corpus__mutmut_{n}': "the span corpus is ASCII: every encoding writes the same bytes"
+       for n in (47, 50, 54)},
 }
 
 # surviving mutants that only a run on a GPU could kill (they count as survivors): mutmut's name -> why
@@ -99,6 +154,7 @@ GPU_ONLY = {
     **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': CPU_ONLY for n in (13, 16)},
     'stages.batches.xǁSeededExamplesǁ__getitem____mutmut_10': "fork_rng(devices=None) forks no CUDA generator "
                                                              "when there is none, as devices=[] does",
+    **{f'grader.x_check_train__mutmut_{n}': CPU_LOAD for n in (38, 41)},
     **{f'stages.checkpoint.{name}': NO_CUDA for name in (
         'x_rng_states__mutmut_9', 'x_rng_states__mutmut_10', 'x_set_rng_states__mutmut_12',
         'x_set_rng_states__mutmut_13', 'x_set_rng_states__mutmut_14')},
@@ -119,6 +175,8 @@ def work_copy(module):
     config = configparser.ConfigParser()
     config.read(CONFIG)
     config['mutmut']['only_mutate'] = module
+    if not module.startswith('src/'):  # grader.py: mutmut copies and mutates only what source_paths names
+        config['mutmut']['source_paths'] = '\n' + '\n'.join(('src', module))
     config['mutmut']['pytest_add_cli_args_test_selection'] = '\n' + '\n'.join(MODULES[module])
     with open(folder / 'setup.cfg', 'w') as f:
         config.write(f)
