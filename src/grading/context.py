@@ -113,16 +113,20 @@ class Context:
             raise NotGraded(GRADED_ON_SUBMISSION)
         return self.bundle
 
-    def predictions(self, filename, stage):
-        """The lines of the submission's prediction file `filename`, which `./run.sh stage` makes."""
-        if filename not in self.snapshot.files:
+    def hand_in(self, found, filename, stage, kind):
+        """found[filename], one of the snapshot's tables, once the file is known present and not too large."""
+        if filename not in found:
             missing = f"{os.path.join(self.submission_dir, filename)} is missing: make it with ./run.sh {stage}"
             if self.bundle is None:
                 raise NotGraded(f"{GRADED_ON_SUBMISSION}; {missing}")
             raise TestFailure(missing)
-        text = self.snapshot.files[filename]
-        if text is None:
-            raise TestFailure(f"{filename} is too large to be a prediction file")
+        if found[filename] is None:
+            raise TestFailure(f"{filename} is too large to be {kind}")
+        return found[filename]
+
+    def predictions(self, filename, stage):
+        """The lines of the submission's prediction file `filename`, which `./run.sh stage` makes."""
+        text = self.hand_in(self.snapshot.files, filename, stage, "a prediction file")
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()
@@ -130,14 +134,7 @@ class Context:
 
     def params(self, filename, stage):
         """The path of the private copy of the submission's parameters file `filename`, which `./run.sh stage` makes."""
-        if filename not in self.snapshot.params:
-            missing = f"{os.path.join(self.submission_dir, filename)} is missing: make it with ./run.sh {stage}"
-            if self.bundle is None:
-                raise NotGraded(f"{GRADED_ON_SUBMISSION}; {missing}")
-            raise TestFailure(missing)
-        if self.snapshot.params[filename] is None:
-            raise TestFailure(f"{filename} is too large to be a parameters file")
-        return self.snapshot.params[filename]
+        return self.hand_in(self.snapshot.params, filename, stage, "a parameters file")
 
     def shared(self, path):
         """A copy of `path` in the test's scratch folder, which the submission's processes may read."""
