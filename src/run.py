@@ -1,7 +1,7 @@
 """
 Pretrain, finetune or evaluate the assignment's models. ./run.sh calls this
 for every graded stage (`--stage NAME`, which fills in the function, the
-variant and the files from the stage table in stages/facts.py);
+variant and the files from the stage table in assignment/facts.py);
 `python src/run.py --help` lists the options.
 
     python src/run.py --function pretrain --variant vanilla \
@@ -31,6 +31,8 @@ from typing import Optional
 if os.environ.get('RANK', '0') != '0':  # under torchrun only rank 0 draws progress bars; tqdm reads this at import
     os.environ['TQDM_DISABLE'] = '1'
 
+from assignment.facts import BLOCK_SIZE
+from assignment.unwritten import PartFailure, unimplemented_line, written
 from submission import helper
 from submission.model import GPTConfig
 from submission.utils import evaluate_places, set_seed
@@ -38,26 +40,25 @@ from submission.utils import evaluate_places, set_seed
 from stages import distributed
 from stages.checkpoint import CHECKPOINT_NAME, Checkpointer, Interrupted, read_checkpoint
 from stages.decoding import predict_places
-from stages.facts import BLOCK_SIZE
 from stages.files import replace_when_done, write_predictions
 from stages.inputs import InputError, chosen_device, need_output_folder, pretraining_dataset, read_questions
 from stages.options import SMALL_TRAINING, model_size, parse_args, stage_inputs_exist
 from stages.params import checked_params, stamp, vocabulary_string
 from stages.records import RunRecorder
 from stages.training import DurationEstimate, run_config
-from stages.unwritten import Unwritten, require, unimplemented_line
+
 
 def build_model(args, vocab_size, size):
-    """The student's model of the variant, or Unwritten naming what is missing."""
+    """The student's model of the variant, or PartFailure naming what is missing."""
     dropout = {} if args.dropout is None else dict(embd_pdrop=args.dropout, resid_pdrop=args.dropout,
                                                    attn_pdrop=args.dropout)
     mconf = GPTConfig(vocab_size, BLOCK_SIZE, **size, **dropout)
     if args.variant == 'vanilla':
-        return require(helper.initialize_vanilla_model(mconf), 'initialize_vanilla_model')
-    model = require(helper.initialize_perceiver_model(mconf, bottleneck_dim=args.bottleneck_dim),
+        return written(helper.initialize_vanilla_model(mconf), 'initialize_vanilla_model')
+    model = written(helper.initialize_perceiver_model(mconf, bottleneck_dim=args.bottleneck_dim),
                     'initialize_perceiver_model')
     if not getattr(model, 'perceiver', False):
-        raise Unwritten("part (g): initialize_perceiver_model builds a GPT without down and up blocks: "
+        raise PartFailure("part (g): initialize_perceiver_model builds a GPT without down and up blocks: "
                         "set mconf.perceiver = True")
     return model
 
@@ -155,8 +156,8 @@ def train(args, inputs, processes):
         else:
             tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path, inputs.pretraining,
                                              BLOCK_SIZE, model, args.finetune_lr, writer=recorder)
-        require(tconf, args.function, 'returned no TrainerConfig')
-        require(trainer, args.function, 'returned no Trainer')
+        written(tconf, args.function, 'returned no TrainerConfig')
+        written(trainer, args.function, 'returned no Trainer')
         try:
             config = run_config(tconf, inputs.device, args.precision, args.compile, processes, args.seed,
                                 **training_overrides(args))
@@ -182,10 +183,10 @@ def train(args, inputs, processes):
 
 
 def saved_by(path, model, trainer):
-    """The student's helper.train: train, then save the parameters to `path` (or Unwritten)."""
+    """The student's helper.train: train, then save the parameters to `path` (or PartFailure)."""
     helper.train(model, path, trainer)
     if not os.path.isfile(path):
-        raise Unwritten("part (c): train saved no parameters (it should save the model's state_dict to "
+        raise PartFailure("part (c): train saved no parameters (it should save the model's state_dict to "
                         "writing_params_path): it is not written yet")
 
 
@@ -204,7 +205,7 @@ def main(argv=None):
             evaluate(args, inputs, processes)
         else:
             train(args, inputs, processes)
-    except InputError as error:
+    except (InputError, PartFailure) as error:
         print(f"run.py: error: {error}", file=sys.stderr)
         return 1
     except NotImplementedError as error:

@@ -1,33 +1,35 @@
 """
 The layout of src/: every import points downward (no cycle; each package
 imports only the packages below it), each package says who owns it, and the
-assignment's facts stated in stages/facts.py agree with every other place
-that states them (the grader's own copy, the student's dataset, the README's
-stage table, run.sh's help and dispatch).
+stage table of assignment/facts.py is the one that run.sh, the README and
+grader.py's prediction tests follow.
 """
 
 import ast
 import os
 import re
-import runpy
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from stages import facts
+from assignment import facts
 from submission.dataset import CharCorruptionDataset
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 # Who may import whom: a package imports itself and the packages listed for it, nothing else of src/.
 ALLOWED = {
+    "assignment": set(),
     "submission": set(),
-    "grading": set(),
-    "stages": {"submission"},
-    "run": {"submission", "stages"},
-    "instructors": {"submission", "stages", "grading"},
+    "grading": {"assignment"},
+    "stages": {"assignment", "submission"},
+    "run": {"assignment", "submission", "stages"},
+    "instructors": {"assignment", "submission", "stages", "grading"},
 }
+# The one import against the order: the regeneration probe decodes as the stages do, with the
+# bundle's copy of their decoder (runtime/) on the trusted process's path.
+UPWARD = {("grading.handout.predictions", "stages.decoding")}
 
 
 def module_name(path):
@@ -114,12 +116,12 @@ def test_every_import_points_downward():
         top = name.split(".")[0]
         for other in imported:
             other_top = other.split(".")[0]
-            if other_top != top and other_top not in ALLOWED[top]:
+            if other_top != top and other_top not in ALLOWED[top] and (name, other) not in UPWARD:
                 wrong.append(f"{name} imports {other}")
     assert wrong == []
 
 
-@pytest.mark.parametrize("package", ["submission", "stages", "grading", "instructors"])
+@pytest.mark.parametrize("package", ["assignment", "submission", "stages", "grading", "instructors"])
 def test_each_package_says_what_it_is(package):
     docstring = ast.get_docstring(ast.parse((SRC / package / "__init__.py").read_text(encoding="utf-8")))
     assert docstring and len(docstring.split()) >= 10
@@ -127,7 +129,7 @@ def test_each_package_says_what_it_is(package):
 
 def test_src_holds_only_the_packages_and_run_py():
     entries = {path.name for path in SRC.iterdir() if path.name != "__pycache__"}
-    assert entries == {"run.py", "submission", "stages", "grading", "instructors"}
+    assert entries == {"run.py", "assignment", "submission", "stages", "grading", "instructors"}
 
 
 def test_the_students_trainer_is_minGPT_sized():
@@ -135,22 +137,9 @@ def test_the_students_trainer_is_minGPT_sized():
     assert len(lines) <= 180
 
 
-# ---------------------------------------------------------------- facts agree
+# ---------------------------------------------------------------- the stage table
 
-@pytest.fixture(scope="module")
-def grader_facts():
-    return runpy.run_path(str(REPO / "grader.py"), run_name="facts_check")
-
-
-def test_the_graders_copy_of_the_facts_agrees(grader_facts):
-    assert grader_facts["BLOCK_SIZE"] == facts.BLOCK_SIZE
-    assert grader_facts["GRADED_MODEL"] == facts.GRADED_MODEL
-    assert grader_facts["BOTTLENECK_DIM"] == facts.BOTTLENECK_DIM
-    assert (grader_facts["PAD_CHAR"], grader_facts["MASK_CHAR"]) == (facts.PAD_CHAR, facts.MASK_CHAR)
-    assert grader_facts["GRADED_CONFIGS"] == facts.GRADED_TRAINING
-
-
-def test_the_students_dataset_uses_the_reserved_characters():
+def test_the_handouts_dataset_gives_the_reserved_characters_the_ids_the_grader_decodes():
     dataset = CharCorruptionDataset("Ada. Born in London.\n", facts.BLOCK_SIZE)
     assert (dataset.PAD_CHAR, dataset.MASK_CHAR) == (facts.PAD_CHAR, facts.MASK_CHAR)
     assert (dataset.stoi[facts.PAD_CHAR], dataset.stoi[facts.MASK_CHAR]) == (0, 1)
@@ -201,15 +190,8 @@ def test_the_deliverables_are_the_code_and_every_stages_output():
     assert all(os.path.isfile(SRC / "submission" / name) for name in facts.CODE_FILES)
 
 
-def test_the_graders_prediction_tests_name_the_stage_that_makes_each_file():
+def test_every_prediction_file_of_the_table_is_scored_by_one_test_of_grader_py():
     calls = [node for node in ast.walk(ast.parse((REPO / "grader.py").read_text(encoding="utf-8")))
-             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "prediction_score"]
-    pairs = {(call.args[1].value, call.args[2].value) for call in calls}
-    predictions = {stage.writes for stage in facts.STAGES if stage.function == "evaluate"}
-    assert {file for file, _ in pairs} == predictions
-    assert all(facts.MAKER[file] == stage for file, stage in pairs)
-
-
-def test_the_graders_thresholds_are_the_stage_tables(grader_facts):
-    """score_dev and the student README show the thresholds the hidden tests apply by default."""
-    assert grader_facts["THRESHOLDS"] == facts.THRESHOLDS
+             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "score_predictions"]
+    scored = [call.args[1].value for call in calls]
+    assert sorted(scored) == sorted(stage.writes for stage in facts.STAGES if stage.function == "evaluate")

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from stages import baseline, checkpoint, collect, decoding, files, greedy, inputs, kv_cache, params
 from stages.batches import EpochBatches, SeededExamples, ShardOrder, example_seed
 from stages.decoding import predict_places, predict_places_plain, prediction_from_completion
-from stages.facts import DELIVERABLES, MASK_CHAR, PAD_CHAR
+from assignment.facts import DELIVERABLES, MASK_CHAR, PAD_CHAR
 from stages.greedy import CacheUnusable, greedy_decode
 from stages.inputs import (InputError, chosen_device, need_file, need_output_folder, pretraining_dataset,
                            read_questions, read_text)

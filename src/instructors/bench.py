@@ -51,7 +51,7 @@ from submission.utils import pick_device
 
 from stages.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, rng_states, save_atomically
 from stages.decoding import predict_places, predict_places_plain
-from stages.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS, GRADED_MODEL, GRADED_STAGES,
+from assignment.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS, GRADED_MODEL, GRADED_STAGES,
                           GRADED_TRAINING, TEST_QUESTIONS, TRAIN_QUESTIONS)
 from stages.inputs import InputError, pretraining_dataset, read_questions, read_text
 from stages.params import checked_params, vocabulary_string

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import zipfile
 
-from .facts import DELIVERABLES, GRADED_MODEL, GRADED_STAGES, MAKER
+from assignment.facts import DELIVERABLES, GRADED_MODEL, GRADED_STAGES, MAKER
 
 SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_DIR = os.path.dirname(SRC_DIR)

@@ -11,7 +11,7 @@ import torch
 from submission.dataset import CharCorruptionDataset
 from submission.utils import pick_device
 
-from .facts import BLOCK_SIZE, RESERVED_CHARS
+from assignment.facts import BLOCK_SIZE, RESERVED_CHARS
 
 
 class InputError(Exception):

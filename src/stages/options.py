@@ -8,7 +8,7 @@ import argparse
 import os
 
 from .checkpoint import CHECKPOINT_EVERY
-from .facts import BOTTLENECK_DIM, CORPUS, GRADED_MODEL, GRADED_STAGES, MAKER, reads
+from assignment.facts import BOTTLENECK_DIM, CORPUS, GRADED_MODEL, GRADED_STAGES, MAKER, reads
 from .inputs import InputError
 
 REPO_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -1,5 +1,5 @@
 """
-run.sh's stage list, made from the stage table (facts.py):
+run.sh's stage list, made from the stage table (assignment/facts.py):
 
     python -m stages.usage            the help `./run.sh help` prints
     python -m stages.usage --graded   the graded stages' names, one a line
@@ -11,7 +11,7 @@ The instructors' stages are listed only in a checkout that has their tools
 import argparse
 import os
 
-from .facts import CORPUS, GRADED_STAGES, OTHER_STAGES, reads
+from assignment.facts import CORPUS, GRADED_STAGES, OTHER_STAGES, reads
 
 SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTRUCTORS_DIR = os.path.join(SRC_DIR, 'instructors')

@@ -1,12 +1,11 @@
 """
 The assignment's facts, each stated once: the graded model and training
-settings, the reserved characters, the data files, and the stage table
-(stage -> function, variant, the files it reads and writes, the stage that
-makes each of its inputs). run.py, run.sh's help, collect.py, the release and
-the bench read them from here; the README's stage table and the grader's own
-copy (grader.py must not import what it grades) are checked against them by
-tests/test_layout.py. Standard library only, so that `./run.sh help` works
-before torch is installed.
+settings, the reserved characters, the data files, the stage table (stage ->
+function, variant, the files it reads and writes, the stage that makes each
+of its inputs), the deliverables and the functions students write. grader.py
+and the grading package, run.py, the stages, the release and the bench all
+read them from here. Standard library only, so that `./run.sh help` and the
+grader's own process work before torch is imported.
 """
 
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ PAD_CHAR = '\u25A1'  # id 0; the loss ignores it
 MASK_CHAR = '\u2047'  # id 1
 RESERVED_CHARS = {PAD_CHAR: 'PAD', MASK_CHAR: 'MASK'}
 
+GRADED_SIZE = dict(GRADED_MODEL, block_size=BLOCK_SIZE, bottleneck_dim=BOTTLENECK_DIM)
+
 # The trainer configurations the handout fixes; final_tokens = 200 * len(pretrain_dataset) * block_size.
 COMMON_TRAINING = dict(lr_decay=True, warmup_tokens=512 * 20, num_workers=4, ckpt_path=None)
 GRADED_TRAINING = {
@@ -26,11 +27,14 @@ GRADED_TRAINING = {
     'finetune_with_pretraining': dict(max_epochs=10, batch_size=256, learning_rate=6e-4, **COMMON_TRAINING),
     'pretrain': dict(max_epochs=650, batch_size=128, learning_rate=6e-3, **COMMON_TRAINING),
 }
+# The trainer's own defaults for the settings the handout leaves alone (minGPT's TrainerConfig).
+TRAINER_DEFAULTS = dict(betas=(0.9, 0.95), grad_norm_clip=1.0, weight_decay=0.1)
 
 CORPUS = 'wiki.txt'
 TRAIN_QUESTIONS = 'birth_places_train.tsv'
 DEV_QUESTIONS = 'birth_dev.tsv'
 TEST_QUESTIONS = 'birth_test_inputs.tsv'
+TEST_LABELS = 'birth_test.tsv'  # the instructors' labelled test questions: in the hidden bundle only
 DATA_FILES = (CORPUS, TRAIN_QUESTIONS, DEV_QUESTIONS, TEST_QUESTIONS)
 
 
@@ -80,7 +84,7 @@ MAKER = {stage.writes: stage.name for stage in STAGES}  # output file -> the sta
 OTHER_STAGES = {
     'london_baseline': ('all', 'dev accuracy of always answering "London" and the most frequent training place'),
     'plot': ('all', 'loss and learning-rate curves of a run -> experiments/<run>/curves.png (needs matplotlib)'),
-    'score_dev': ('all', "dev accuracy of the dev predictions beside the hidden tests' thresholds"),
+    'score_dev': ('all', "the hidden tests on the dev predictions, against data/'s dev labels (a local check)"),
     'collect_submission': ('all', 'zip the deliverables of src/submission/ for upload'),
     'help': ('all', 'this list'),
     'demo': ('instructors', 'the whole experiment on a small generated world, minutes on a CPU'),
@@ -106,6 +110,12 @@ def reads(stage):
         files.append(('data', stage.questions))
     return files
 
+
+def labels(stage):
+    """The labelled file an evaluation stage's predictions are scored against (the hidden bundle's)."""
+    return TEST_LABELS if stage.questions == 'test' else stage.questions
+
+
 # The functions students write, with the handout's part of each, as they are named in tracebacks.
 STUDENT_FUNCTIONS = {
     'initialize_vanilla_model': 'c',
@@ -118,15 +128,4 @@ STUDENT_FUNCTIONS = {
     'DownProjectBlock.forward': 'g',
     'UpProjectBlock.__init__': 'g',
     'UpProjectBlock.forward': 'g',
-}
-
-# The hidden prediction tests' default thresholds (the course's own graders'), by prediction file stem;
-# grader.py keeps its own copy, and a bundle's thresholds.json overrides them.
-THRESHOLDS = {
-    'vanilla.nopretrain.dev': {'min_correct': 1},
-    'vanilla.nopretrain.test': {'min_correct': 1},
-    'vanilla.pretrain.dev': {'min_accuracy': 0.10},
-    'vanilla.pretrain.test': {'min_accuracy': 0.09},
-    'perceiver.pretrain.dev': {'min_accuracy': 0.024},
-    'perceiver.pretrain.test': {'min_accuracy': 0.02},
 }
