@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The assignment's stages. `./run.sh help` lists them; `./run.sh <stage> [options]`
 # runs one, passing any options on to src/run.py (or to the stage's own module). The
-# stage table is src/stages/facts.py; src/ is the import root of every stage.
+# stage table is src/assignment/facts.py; src/ is the import root of every stage.
 #
 # Settings, from the environment:
 #   DATA_DIR         the five data files (default: ./data)
@@ -96,9 +96,10 @@ case "$STAGE" in
         ensure_packages torch numpy tqdm
         "$PYTHON" -m stages.baseline --train_path "$DATA_DIR/birth_places_train.tsv" \
             --dev_path "$DATA_DIR/birth_dev.tsv" "$@" ;;
-    score_dev)
+    score_dev)  # the hidden tests, as a local check of the prediction files that data/ has labels for
         ensure_packages torch numpy tqdm
-        "$PYTHON" -m stages.score --out_dir "${OUT_DIR:-$ROOT/src/submission}" --dev_path "$DATA_DIR/birth_dev.tsv" "$@" ;;
+        "$PYTHON" "$ROOT/grader.py" --labels "$DATA_DIR/birth_dev.tsv" --files "${OUT_DIR:-$ROOT/src/submission}" \
+            "${@:-hidden}" ;;
     demo)
         instructors_stage
         ensure_packages torch numpy tqdm

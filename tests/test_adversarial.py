@@ -33,7 +33,7 @@ import torch
 
 import privileged
 from grader_mutants import HOSTILE_IMPORTS, MUTANTS, apply
-from stages.facts import DELIVERABLES
+from assignment.facts import DELIVERABLES
 from stages.params import stamp, vocabulary_string
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -269,8 +269,8 @@ def release(tmp_path_factory):
     """One release of the repository's data (the nopretrain thresholds at 0 correct); the secret in its reference."""
     root = tmp_path_factory.mktemp("release")
     thresholds = root / "thresholds.json"
-    thresholds.write_text(json.dumps({"vanilla.nopretrain.dev": {"min_correct": 0},
-                                      "vanilla.nopretrain.test": {"min_correct": 0}}))
+    thresholds.write_text(json.dumps({"1d-0-hidden": {"min_correct": 0},
+                                      "1d-1-hidden": {"min_correct": 0}}))
     done = subprocess.run(["./run.sh", "release", "--out", str(root / "out"), "--thresholds", str(thresholds)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

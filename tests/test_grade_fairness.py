@@ -9,6 +9,7 @@ hidden bundle as the release builds it; the points each test must give are
 written in the case.
 """
 
+import json
 from dataclasses import dataclass, field
 
 import pytest
@@ -84,9 +85,24 @@ CASES = {
         full("1c-0-hidden") | {"1g-0-basic": 0}, edits=("UpProjectBlock with swapped inputs",),
         shown=("part (g): the perceiver's forward pass at block size raises RuntimeError",
                "(in UpProjectBlock.forward)")),
-    "truncation to 3/4 of the block": Case(full(*SPAN_TESTS) | {"1e-0-basic": 0},
-                                           edits=("truncation to 3/4 of the block",),
-                                           shown=("3/4 of the block is an older handout's bound",)),
+    # issue 25: every edition of the course's files, and code changed outside the regions
+    "truncation to 3/4 of the block (the 2024 starters)": Case(full(*SPAN_TESTS),
+                                                               edits=("truncation to 3/4 of the block",)),
+    "truncation to half the block": Case(full(*SPAN_TESTS) | {"1e-0-basic": 0}, edits=("truncation to half the block",),
+                                         shown=("truncation should reach int(block_size * 3/4) = 96 (the 2024 "
+                                                "starters' bound) or int(block_size * 7/8) = 112 (the Fall 2023 "
+                                                "starter's)",)),
+    "C drawn with xavier_normal_": Case(dict(full(*PERCEIVER_TESTS), **{"1g-0-basic": 0}),
+                                        edits=("C drawn with xavier_normal_",),
+                                        shown=("starts as a normal distribution (xavier_normal_ or randn?)",)),
+    "C drawn with xavier_normal_, files graded as they are": Case(
+        dict(full(*PERCEIVER_TESTS), **{"1g-0-basic": 0}), edits=("C drawn with xavier_normal_",), files_mode=True),
+    "train() saves through the trainer's ckpt_path": Case(full("1c-1-basic"),
+                                                          edits=("train() saves through the trainer's ckpt_path",)),
+    "GPT.__init__ takes one more argument": Case(
+        full("1c-1-basic", "1f-0-basic"), edits=("GPT.__init__ takes one more argument",
+                                                 "the helpers pass GPT's extra argument"),
+        shown=("the model was built with initialize_vanilla_model, because GPT(config) raised TypeError",)),
     "all-zero span examples": Case(dict.fromkeys(SPAN_TESTS, 0), edits=("all-zero span examples",),
                                    shown=("an example is not a span corruption of its own document",)),
 }
@@ -116,10 +132,13 @@ def build(root, name):
 
 @pytest.fixture(scope="module")
 def fair_runs(request, tmp_path_factory):
-    """Each case graded on the tests of its table: {name: future of (points, stdout)}."""
+    """Each case graded on the tests of its table: {name: future of (points, the report and every test's output)}."""
     def graded_case(name):
-        package, bundle, case = build(tmp_path_factory.mktemp("case"), name)
-        return points(package, list(case.expected), "--hidden", bundle)
+        root = tmp_path_factory.mktemp("case")
+        package, bundle, case = build(root, name)
+        found, stdout = points(package, list(case.expected), "--hidden", bundle, "--json", root / "results.json")
+        outputs = [test["output"] for test in json.loads((root / "results.json").read_text())["tests"]]
+        return found, "\n".join([stdout] + outputs)
 
     return in_background(request, "fair_case", graded_case, also=["(e) only"])
 

@@ -80,7 +80,7 @@ def test_one_answer_below_each_threshold_fails_it(graded_copy):
 
 def test_thresholds_json_overrides_the_defaults(tmp_path):
     package = copy_reference(tmp_path / "submission")
-    strict = {"vanilla.pretrain.dev": {"min_accuracy": 0.5}, "perceiver.pretrain.test": {"min_correct": 2}}
+    strict = {"1f-1-hidden": {"min_accuracy": 0.5}, "1g-2-hidden": {"min_correct": 2}}
     bundle, answers = make_bundle(tmp_path / "bundle", reference=False, thresholds=strict, settings=FILES_MODE)
     write_predictions(package, answers)
     found, stdout = grade(package, PREDICTION_TESTS, "--hidden", bundle)
@@ -258,7 +258,8 @@ def test_user_option_refuses_a_user_who_cannot_read_the_grader(tmp_path):
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     shutil.copy(GRADER, private / "grader.py")
-    shutil.copytree(ROOT / "src" / "grading", private / "src" / "grading")
+    for package in ("grading", "assignment"):
+        shutil.copytree(ROOT / "src" / package, private / "src" / package)
     completed = run_grader("--submission", ROOT / "src" / "submission", "--user", "nobody", "1c-1-basic",
                            grader=private / "grader.py")
     assert completed.returncode == 2
@@ -274,3 +275,79 @@ def test_mutants_edit_only_what_they_name(tmp_path):
     assert changed == [mutant.filename]
     with pytest.raises(AssertionError, match="no longer applies"):
         apply(Mutant("absent", "helper.py", "no such code", "", (), ()), package)
+
+
+# ---- hidden tests of the bundle ----------------------------------------------------------------
+
+STRICTER_DEV = '''
+from grading import graded
+from grading.handout.predictions import score_predictions
+
+
+@graded("1f-1-hidden", points=6, visibility="hidden", timeout=300, min_accuracy=0.9)
+def stricter_vanilla_dev(ctx):
+    """vanilla pretrained: dev accuracy, as this term grades it"""
+    return score_predictions(ctx, "vanilla.pretrain.dev.predictions")
+'''
+
+DROPOUT_TEST = '''
+from grading import check, graded, probe
+
+
+@probe
+def dropout(sub, vocab_size):
+    config = sub.GPTConfig(vocab_size, 8)
+    return [config.embd_pdrop, config.resid_pdrop, config.attn_pdrop]
+
+
+@graded("1h-0-hidden", points=1, visibility="hidden", timeout=120)
+def default_dropout(ctx):
+    """GPTConfig: the handout's dropout"""
+    rates = ctx.run(dropout, vocab_size=10)
+    check(rates == [0.1, 0.1, 0.1], f"GPTConfig's dropout rates are {rates}, expected 0.1 each")
+    return "dropout 0.1"
+'''
+
+
+def bundle_with_tests(root):
+    """A bundle whose tests/ replaces 1f-1-hidden (a stricter threshold, 6 points) and adds 1h-0-hidden."""
+    bundle, _ = make_bundle(root / "bundle", settings=FILES_MODE)
+    (bundle / "tests").mkdir()
+    (bundle / "tests" / "stricter.py").write_text(STRICTER_DEV, encoding="utf-8")
+    (bundle / "tests" / "dropout.py").write_text(DROPOUT_TEST, encoding="utf-8")
+    return bundle
+
+
+def test_a_bundles_tests_are_graded_as_they_say(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    bundle = bundle_with_tests(tmp_path)
+    _, answers = make_bundle(tmp_path / "labels_only", reference=False)
+    write_predictions(package, answers)
+    completed = run_grader("--submission", package, "--hidden", bundle, "--json", tmp_path / "results.json",
+                           "1f", "1h")
+    assert completed.returncode == 0, completed.stderr
+    tests = {t["number"]: t for t in json.loads((tmp_path / "results.json").read_text())["tests"]}
+    assert {number: (t["score"], t["max_score"]) for number, t in tests.items()} == {
+        "1f-0-basic": (7.0, 7.0), "1f-1-hidden": (0.0, 6.0), "1f-2-hidden": (8.0, 8.0), "1h-0-hidden": (1.0, 1.0)}
+    assert tests["1f-1-hidden"]["output"].endswith("6 of 60 correct (10.0%); needed at least 90%")
+    assert tests["1h-0-hidden"]["output"] == "pass: dropout 0.1" and tests["1h-0-hidden"]["visibility"] == \
+        "after_due_date"
+    listed = run_grader("--list", "--hidden", bundle).stdout.splitlines()
+    assert "  1f-1-hidden     6 pts  vanilla pretrained: dev accuracy, as this term grades it (min_accuracy 0.9)  " \
+           "[from stricter.py, in place of grader.py's]" in listed
+    assert listed[-1] == "  1h-0-hidden     1 pts  GPTConfig: the handout's dropout  [from dropout.py]"
+    (bundle / "tests" / "secret.py").write_text(DROPOUT_TEST.replace('"1h-0-hidden", points=1, visibility="hidden"',
+                                                                    '"1h-1-secret", points=1, visibility="secret"'))
+    refused = run_grader("--submission", package, "--hidden", bundle, "1h")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr == f"grader: {bundle / 'tests' / 'secret.py'}: test id '1h-1-secret' should look like " \
+                             "'1e-0-basic'\n"
+
+
+@pytest.mark.usefixtures("on_readable_python")  # skips unless root, with a 'nobody' user and a Python it can read
+def test_a_bundle_tests_probe_runs_as_the_submissions_user_from_a_bundle_it_cannot_read(tmp_path):
+    package = copy_reference(tmp_path / "submission")
+    bundle = bundle_with_tests(tmp_path)
+    os.chmod(bundle, 0o700)
+    found, stdout = grade(package, ["1h-0-hidden"], "--hidden", bundle, "--user", "nobody")
+    assert found == {"1h-0-hidden": "pass"}, stdout

@@ -89,22 +89,30 @@ def test_read_json_names_a_file_that_is_not_json(tmp_path):
         bundle.read_json(str(write(tmp_path / "a.json", "{")))
 
 
-DEFAULTS = {"dev": {"min_accuracy": 0.1}, "test": {"min_correct": 1}}
-
-
-def test_thresholds_replace_the_defaults_key_by_key(tmp_path):
+def test_thresholds_json_gives_its_entries_test_by_test(tmp_path):
     path = tmp_path / "thresholds.json"
-    assert bundle.read_thresholds(str(path), DEFAULTS) == DEFAULTS
-    write(path, '{"dev": {"min_accuracy": 0.5, "min_agreement": 1}}')
-    found = bundle.read_thresholds(str(path), DEFAULTS)
-    assert found == {"dev": {"min_accuracy": 0.5, "min_agreement": 1}, "test": {"min_correct": 1}}
-    found["test"]["min_correct"] = 9
-    assert DEFAULTS["test"] == {"min_correct": 1}
+    assert bundle.read_thresholds(str(path)) == {}
+    write(path, '{"1f-1-hidden": {"min_accuracy": 0.5, "min_agreement": 1}, "1g-2-hidden": {"min_correct": 2}}')
+    assert bundle.read_thresholds(str(path)) == {"1f-1-hidden": {"min_accuracy": 0.5, "min_agreement": 1},
+                                                 "1g-2-hidden": {"min_correct": 2}}
+
+
+def test_a_threshold_for_no_test_with_thresholds_is_refused(tmp_path):
+    tests = [GradedTest("1f-1-hidden", 5.0, "hidden", 1.0, "d", None, {"min_accuracy": 0.1}),
+             GradedTest("1g-1-hidden", 5.0, "hidden", 1.0, "d", None, {"min_accuracy": 0.1}),
+             GradedTest("1e-0-basic", 5.0, "basic", 1.0, "d", None)]
+    found = HiddenBundle(str(tmp_path), {}, {"1f-1-hidden": {"min_accuracy": 0.2}}, None)
+    bundle.check_thresholds(found, tests)
+    for key in ("1e-0-basic", "vanilla.pretrain.dev"):
+        found.thresholds = {key: {"min_accuracy": 0.2}}
+        with pytest.raises(BundleError) as caught:
+            bundle.check_thresholds(found, tests)
+        assert str(caught.value) == (f"{tmp_path / 'thresholds.json'}: unknown threshold {key!r}; the tests with "
+                                     "thresholds are 1f-1-hidden, 1g-1-hidden")
 
 
 @pytest.mark.parametrize("text, told", [
     ('[1]', "must hold an object of threshold entries"),
-    ('{"other": {"min_accuracy": 1}}', "unknown threshold 'other'; known: dev, test"),
     ('{"dev": {}}', "'dev' must map some of"),
     ('{"dev": [1]}', "'dev' must map some of"),
     ('{"dev": {"min_accuracy": 1, "max": 2}}', "'dev' must map some of"),
@@ -115,7 +123,7 @@ def test_thresholds_replace_the_defaults_key_by_key(tmp_path):
 def test_a_malformed_threshold_is_refused(tmp_path, text, told):
     path = write(tmp_path / "thresholds.json", text)
     with pytest.raises(BundleError) as caught:
-        bundle.read_thresholds(str(path), DEFAULTS)
+        bundle.read_thresholds(str(path))
     assert str(caught.value).startswith(f"{path}") and told in str(caught.value)
 
 
@@ -177,28 +185,40 @@ def test_a_bundle_is_read_whole(tmp_path, monkeypatch):
     write(root / "birth_dev.tsv", "Q1\tA1\n")
     write(root / "birth_test.tsv", "Q2\tA2\nQ3\tA3\n")
     write(root / "notes.txt", "not labels\n")
-    write(root / "thresholds.json", '{"dev": {"min_accuracy": 0.5}}')
+    write(root / "thresholds.json", '{"1f-1-hidden": {"min_accuracy": 0.5}}')
     write(root / "grading.json", json.dumps({"predictions": "files", "model": MODEL}))
     write(root / "vocabulary.json", json.dumps("abc"))
     write(root / "reference" / "__init__.py", "")
     write(root / "runtime" / "stages" / "__init__.py", "")
+    for name in ("b_tests.py", "a_tests.py", "notes.md"):
+        write(root / "tests" / name, "")
     monkeypatch.chdir(tmp_path)
-    found = bundle.load_bundle("bundle", DEFAULTS)
+    found = bundle.load_bundle("bundle")
     labels = {"birth_dev.tsv": [("Q1", "A1")], "birth_test.tsv": [("Q2", "A2"), ("Q3", "A3")]}
-    assert found == HiddenBundle(str(root), labels, {"dev": {"min_accuracy": 0.5}, "test": {"min_correct": 1}},
+    assert found == HiddenBundle(str(root), labels, {"1f-1-hidden": {"min_accuracy": 0.5}},
                                  reference=str(root / "reference"),
-                                 predictions="files", model=MODEL, vocabulary="abc", runtime=str(root / "runtime"))
+                                 predictions="files", model=MODEL, vocabulary="abc", runtime=str(root / "runtime"),
+                                 tests=(str(root / "tests" / "a_tests.py"), str(root / "tests" / "b_tests.py")))
     assert found.answers("birth_test.tsv") == ["A2", "A3"] and found.questions("birth_test.tsv") == ["Q2", "Q3"]
     with pytest.raises(BundleError, match=rf"the hidden bundle {root} has no birth_train.tsv"):
         found.answers("birth_train.tsv")
     bare = tmp_path / "bare"
     bare.mkdir()
-    assert bundle.load_bundle(str(bare), DEFAULTS) == HiddenBundle(str(bare), {}, DEFAULTS, None)
+    assert bundle.load_bundle(str(bare)) == HiddenBundle(str(bare), {}, {}, None)
     with pytest.raises(BundleError, match=r"hidden bundle .*birth_dev.tsv is not a directory"):
-        bundle.load_bundle(str(root / "birth_dev.tsv"), DEFAULTS)
+        bundle.load_bundle(str(root / "birth_dev.tsv"))
     write(root / "reference" / "__init__.py", "").unlink()
     with pytest.raises(BundleError, match=r"reference is not a package"):
-        bundle.load_bundle(str(root), DEFAULTS)
+        bundle.load_bundle(str(root))
+
+
+def test_a_local_check_has_only_the_labels_given(tmp_path):
+    dev = write(tmp_path / "data" / "birth_dev.tsv", "Q1\tA1\n")
+    found = bundle.local_labels([str(dev)])
+    assert found == HiddenBundle(f"labels {dev}", {"birth_dev.tsv": [("Q1", "A1")]}, {}, reference=None,
+                                 predictions="files", local=True)
+    with pytest.raises(BundleError, match=f"^labels {tmp_path / 'none.tsv'} not found$"):
+        bundle.local_labels([str(dev), str(tmp_path / "none.tsv")])
 
 
 # ---- the registry ------------------------------------------------------------------------------
@@ -215,9 +235,31 @@ def test_graded_registers_a_test_with_its_description(registered):
     def judged(ctx):
         """  a first line  \n        and more"""
     test = registered["2b-1-hidden"]
-    assert test == GradedTest("2b-1-hidden", 3.0, "hidden", 7.0, "a first line", judged)
+    assert test == GradedTest("2b-1-hidden", 3.0, "hidden", 7.0, "a first line", judged, {}, __file__)
     assert type(test.points) is float and type(test.timeout) is float and test.part == "2b"
     assert registry.graded("2b-1-hidden", 3, "hidden", 7)(judged) is judged  # the same file may register it again
+
+
+def test_a_test_gives_its_thresholds_as_numbers(registered):
+    def judged(ctx):
+        """scored"""
+    registry.graded("1f-1-hidden", 5, "hidden", 9, min_accuracy=0.1, min_correct=2)(judged)
+    assert registered["1f-1-hidden"].thresholds == {"min_accuracy": 0.1, "min_correct": 2}
+    for wrong in ("0.1", True, float("nan"), None):
+        with pytest.raises(ValueError, match="^test 1f-2-hidden: thresholds must be numbers$"):
+            registry.graded("1f-2-hidden", 5, "hidden", 9, min_accuracy=wrong)
+
+
+def test_the_source_of_a_decorated_function_is_the_file_that_wrote_it():
+    import functools
+
+    def inner(sub):
+        return sub
+    wrapped = functools.wraps(inner)(lambda sub: inner(sub))
+    namespace = {}
+    exec(compile("def elsewhere(sub):\n    return sub\n", "/somewhere/probes.py", "exec"), namespace)
+    assert registry.source_of(wrapped) == registry.source_of(inner) == __file__
+    assert registry.source_of(namespace["elsewhere"]) == "/somewhere/probes.py"
 
 
 @pytest.mark.parametrize("test_id, visibility, told", [
@@ -247,6 +289,15 @@ def test_a_test_needs_a_docstring_and_one_file(registered):
         registry.graded("2b-1-basic", 1, "basic", 1)(namespace["judged"])
     registry.graded("2b-2-basic", 1, "basic", 1)(namespace["judged"])
     assert list(registered) == ["2b-1-basic", "2b-2-basic"]
+
+
+def test_select_gives_the_tests_in_id_order(registered):
+    def judged(ctx):
+        """a test"""
+    for test_id in ("1f-10-hidden", "1f-2-hidden", "2a-0-basic", "1e-0-basic", "1ab-0-basic"):
+        registry.graded(test_id, 1, test_id.rsplit("-", 1)[1], 1)(judged)
+    assert [t.test_id for t in registry.select([])] == ["1ab-0-basic", "1e-0-basic", "1f-2-hidden", "1f-10-hidden",
+                                                        "2a-0-basic"]
 
 
 def test_select_by_id_part_or_visibility(registered):
@@ -394,13 +445,13 @@ class FakeSandbox:
 
     def __init__(self, *outcomes, warm=0.0):
         self.outcomes, self.warm, self.calls = list(outcomes), warm, []
-        self.tests_file, self.limits = "/grader.py", Limits(memory_bytes=123)
+        self.limits = Limits(memory_bytes=123)
 
     def warm_up(self):
         return self.warm
 
-    def run(self, package_dir, name, kwargs, timeout):
-        self.calls.append((package_dir, name, kwargs, timeout))
+    def run(self, package_dir, module, name, kwargs, timeout):
+        self.calls.append((package_dir, module, name, kwargs, timeout))
         return self.outcomes.pop(0)
 
 
@@ -411,9 +462,12 @@ def a_probe(sub, **kwargs):
 a_probe.is_probe = True
 
 
-def make_context(tmp_path, sandbox=None, bundle=None, files=None, params=None, deadline=None):
-    snapshot = types.SimpleNamespace(files=files or {}, params=params or {})
-    return Context(sandbox or FakeSandbox(), "/hand_in", snapshot, bundle, str(tmp_path),
+SCORED = GradedTest("1f-1-hidden", 5.0, "hidden", 50.0, "d", None, {"min_correct": 1, "min_accuracy": 0.1})
+
+
+def make_context(tmp_path, sandbox=None, bundle=None, files=None, params=None, deadline=None, test=SCORED):
+    snapshot = types.SimpleNamespace(folder="/hand_in", files=files or {}, params=params or {})
+    return Context(test, sandbox or FakeSandbox(), "/package", snapshot, bundle, str(tmp_path),
                    time.monotonic() + 50 if deadline is None else deadline)
 
 
@@ -424,8 +478,8 @@ def test_run_gives_the_probes_value_and_keeps_its_output(tmp_path):
     deadline = ctx.deadline
     assert ctx.run(a_probe, x=1) == {"v": 1} and ctx.run(a_probe) == 2
     assert ctx.outputs == ["printed"] and ctx.deadline == deadline + 60
-    package, name, kwargs, timeout = sandbox.calls[0]
-    assert (package, name, kwargs) == ("/hand_in", "a_probe", {"x": 1}) and 75 < timeout <= 80
+    package, module, name, kwargs, timeout = sandbox.calls[0]
+    assert (package, module, name, kwargs) == ("/package", __file__, "a_probe", {"x": 1}) and 75 < timeout <= 80
 
 
 def test_run_turns_a_failed_probe_into_an_error_or_timeout(tmp_path):
@@ -445,9 +499,9 @@ def test_remaining_is_never_below_a_moment(tmp_path):
     assert 9 < make_context(tmp_path, deadline=time.monotonic() + 10).remaining() <= 10
 
 
-def labelled_bundle(tmp_path, reference=None):
-    return HiddenBundle(str(tmp_path), {"dev.tsv": [("Q1", "A1"), ("Q2", "A2")]}, {"dev": {"min_correct": 1}},
-                        reference=reference, runtime="/runtime")
+def labelled_bundle(tmp_path, reference=None, local=False):
+    return HiddenBundle(str(tmp_path), {"dev.tsv": [("Q1", "A1"), ("Q2", "A2")]}, {"1f-1-hidden": {"min_correct": 2}},
+                        reference=reference, runtime="/runtime", local=local)
 
 
 def test_the_reference_runs_trusted_with_the_bundle(tmp_path, monkeypatch):
@@ -455,9 +509,9 @@ def test_the_reference_runs_trusted_with_the_bundle(tmp_path, monkeypatch):
     monkeypatch.setattr(context, "run_trusted", lambda *args: calls.append(args) or "answer")
     ctx = make_context(tmp_path, bundle=labelled_bundle(tmp_path, reference="/reference"))
     assert ctx.run_reference(a_probe, x=1) == "answer"
-    (tests_file, name, kwargs, reference, runtime, timeout, memory), = calls
-    assert (tests_file, name, kwargs, reference, runtime, memory) == ("/grader.py", "a_probe", {"x": 1},
-                                                                      "/reference", "/runtime", 123)
+    (module, name, kwargs, reference, runtime, timeout, memory), = calls
+    assert (module, name, kwargs, reference, runtime, memory) == (__file__, "a_probe", {"x": 1},
+                                                                  "/reference", "/runtime", 123)
     assert 45 < timeout <= 50
     with pytest.raises(TypeError, match="print is not decorated"):
         ctx.run_reference(print)
@@ -472,6 +526,9 @@ def test_the_reference_runs_trusted_with_the_bundle(tmp_path, monkeypatch):
         without.run_reference(a_probe)
     with pytest.raises(NotGraded, match=f"^{GRADED_ON_SUBMISSION}$"):
         make_context(tmp_path).run_reference(a_probe)
+    local = make_context(tmp_path, bundle=labelled_bundle(tmp_path, reference="/reference", local=True))
+    with pytest.raises(NotGraded, match=f"^{GRADED_ON_SUBMISSION}: it needs the reference solution$"):
+        local.run_reference(a_probe)
 
 
 def test_prediction_lines_lose_their_line_ends(tmp_path):
@@ -497,8 +554,10 @@ def test_a_hand_in_file_too_large_or_missing_fails_with_the_stage_that_makes_it(
         getattr(ctx, method)("big", "s")
     with pytest.raises(Failed, match="^/hand_in/c is missing: make it with ./run.sh the_stage$"):
         getattr(ctx, method)("c", "the_stage")
-    with pytest.raises(NotGraded, match=f"^{GRADED_ON_SUBMISSION}; /hand_in/c is missing: make it with ./run.sh s$"):
-        getattr(make_context(tmp_path), method)("c", "s")
+    for bundle_given in (None, labelled_bundle(tmp_path, local=True)):
+        with pytest.raises(NotGraded, match=f"^{GRADED_ON_SUBMISSION}; /hand_in/c is missing: make it with "
+                                            "./run.sh s$"):
+            getattr(make_context(tmp_path, bundle=bundle_given), method)("c", "s")
 
 
 def test_shared_copies_readable_into_the_scratch(tmp_path):
@@ -517,11 +576,19 @@ def test_shared_copies_readable_into_the_scratch(tmp_path):
 def test_the_bundle_answers_questions_and_thresholds(tmp_path):
     ctx = make_context(tmp_path, bundle=labelled_bundle(tmp_path))
     assert ctx.answers("dev.tsv") == ["A1", "A2"] and ctx.questions("dev.tsv") == ["Q1", "Q2"]
-    assert ctx.threshold("dev") == {"min_correct": 1}
+    assert ctx.threshold() == {"min_correct": 2, "min_accuracy": 0.1}  # the bundle's entry over the test's own
+    other = GradedTest("1g-1-hidden", 5.0, "hidden", 9.0, "d", None, {"min_accuracy": 0.3})
+    assert make_context(tmp_path, bundle=labelled_bundle(tmp_path), test=other).threshold() == {"min_accuracy": 0.3}
     assert ctx.require_bundle() is ctx.bundle
-    for ask in (lambda c: c.answers("dev.tsv"), lambda c: c.questions("dev.tsv"), lambda c: c.threshold("dev")):
+    for ask in (lambda c: c.answers("dev.tsv"), lambda c: c.questions("dev.tsv"), lambda c: c.threshold()):
         with pytest.raises(NotGraded):
             ask(make_context(tmp_path))
+    with pytest.raises(BundleError, match="has no test.tsv"):
+        ctx.answers("test.tsv")
+    local = make_context(tmp_path, bundle=labelled_bundle(tmp_path, local=True))
+    assert local.answers("dev.tsv") == ["A1", "A2"]
+    with pytest.raises(NotGraded, match=f"^{GRADED_ON_SUBMISSION}: it needs the labels of test.tsv$"):
+        local.answers("test.tsv")
 
 
 # ---- the suite's verdicts ----------------------------------------------------------------------
@@ -556,8 +623,8 @@ class RecordingSandbox:
 
     made = []
 
-    def __init__(self, tests_file, work_root, token, limits, user, hidden_env, preload, fork):
-        self.args = dict(tests_file=tests_file, work_root=work_root, token=token, limits=limits, user=user,
+    def __init__(self, work_root, token, limits, user, hidden_env, preload, fork):
+        self.args = dict(work_root=work_root, token=token, limits=limits, user=user,
                          hidden_env=hidden_env, preload=preload, fork=fork)
         self.closed = self.killed = False
         RecordingSandbox.made.append(self)
@@ -581,7 +648,7 @@ def test_a_suite_run_scores_each_test_in_order(tmp_path, monkeypatch):
                      os.stat(ctx.scratch).st_mode & 0o777, os.stat(os.path.dirname(ctx.scratch)).st_mode & 0o777))
         return "ok"
     tests = [GradedTest("1e-0-basic", 5.0, "basic", 9.0, "d", looks), ending(Failed("no"))]
-    run = suite.Suite("/t/grader.py", str(tmp_path / "hand_in"), "bundle", Limits(), None, jobs=0, timeout=None,
+    run = suite.Suite(str(tmp_path / "hand_in"), "bundle", Limits(), None, jobs=0, timeout=None,
                       preload=("torch",), fork=False)
     found, seconds = run.run(tests)
     assert [(r.status, r.score, r.message) for r in found] == [("pass", 5.0, "ok"), ("fail", 0.0, "no")]
@@ -593,7 +660,7 @@ def test_a_suite_run_scores_each_test_in_order(tmp_path, monkeypatch):
     sandbox, = RecordingSandbox.made
     assert sandbox.closed and not sandbox.killed and len(sandbox.args["token"]) == 32
     assert sandbox.args["hidden_env"] == (bundle.HIDDEN_ENV,) and sandbox.args["preload"] == ("torch",)
-    assert sandbox.args["fork"] is False and sandbox.args["tests_file"] == "/t/grader.py"
+    assert sandbox.args["fork"] is False
     assert os.listdir(tmp_path) == ["hand_in"]  # the private and work folders are gone
 
 
@@ -602,10 +669,11 @@ def test_the_suites_timeout_overrides_each_tests(tmp_path, monkeypatch):
     left = []
     test = GradedTest("1e-0-basic", 5.0, "basic", 900.0, "d", lambda ctx: left.append(ctx.deadline - time.monotonic()))
     (tmp_path / "hand_in").mkdir()
-    suite.Suite("/t.py", str(tmp_path / "hand_in"), timeout=3).run([test])
-    suite.Suite("/t.py", str(tmp_path / "hand_in")).run([test])
+    suite.Suite(str(tmp_path / "hand_in"), timeout=3).run([test])
+    suite.Suite(str(tmp_path / "hand_in")).run([test])
     assert 2 < left[0] <= 3 and 800 < left[1] <= 900
-    assert suite.Suite("/t.py", "rel").submission_dir == os.path.abspath("rel")
+    assert suite.Suite("rel").submission_dir == os.path.abspath("rel") == suite.Suite("rel").files_dir
+    assert suite.Suite("rel", files_dir="out").files_dir == os.path.abspath("out")
 
 
 def test_a_suite_hands_each_test_its_sandbox_snapshot_and_outputs(tmp_path, monkeypatch):
@@ -624,7 +692,7 @@ def test_a_suite_hands_each_test_its_sandbox_snapshot_and_outputs(tmp_path, monk
         shutil.rmtree(private)  # folders a cleaner took away: the run still ends with its results
         shutil.rmtree(seen["work"])
         raise Failed("no")
-    found, _ = suite.Suite("/t.py", str(tmp_path / "hand_in"), None, limits, user).run(
+    found, _ = suite.Suite(str(tmp_path / "hand_in"), None, limits, user).run(
         [GradedTest("1e-0-basic", 5.0, "basic", 9.0, "d", uses)])
     assert (found[0].status, found[0].output) == ("fail", "printed\nmore") and found[0].seconds < 0.5
     sandbox, = RecordingSandbox.made
@@ -646,8 +714,8 @@ def overlapping(tmp_path, monkeypatch, jobs):
         time.sleep(0.2)
         running.pop()
     tests = [GradedTest(f"1e-{i}-basic", 1.0, "basic", 9.0, "d", waits) for i in range(3)]
-    run = suite.Suite("/t.py", str(tmp_path / "hand_in")) if jobs is None else \
-        suite.Suite("/t.py", str(tmp_path / "hand_in"), jobs=jobs)
+    run = suite.Suite(str(tmp_path / "hand_in")) if jobs is None else \
+        suite.Suite(str(tmp_path / "hand_in"), jobs=jobs)
     run.run(tests)
     return max(most)
 
@@ -665,7 +733,7 @@ def test_an_interrupted_suite_kills_its_probes(tmp_path, monkeypatch):
     def interrupted(ctx):
         raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
-        suite.Suite("/t.py", str(tmp_path / "hand_in")).run([GradedTest("1e-0-basic", 1.0, "basic", 9.0, "d",
+        suite.Suite(str(tmp_path / "hand_in")).run([GradedTest("1e-0-basic", 1.0, "basic", 9.0, "d",
                                                                         interrupted)])
     assert RecordingSandbox.made[0].killed and RecordingSandbox.made[0].closed
 
@@ -691,14 +759,13 @@ def command_line(tmp_path, monkeypatch, registered):
     def judged(ctx):
         """the description"""
     registry.graded("1e-0-basic", 5, "basic", 9)(judged)
-    registry.graded("1f-0-hidden", 2, "hidden", 9)(judged)
+    registry.graded("1f-0-hidden", 2, "hidden", 9, min_accuracy=0.1)(judged)
     write(tmp_path / "src" / "submission" / "__init__.py", "")
     monkeypatch.setattr(cli, "Suite", RecordingSuite)
     monkeypatch.delenv(bundle.HIDDEN_ENV, raising=False)
     monkeypatch.setattr(signal, "signal", lambda *args: None)
     RecordingSuite.made = []
-    return lambda *argv: cli.main(list(argv), tests_file=str(tmp_path / "grader.py"), default_thresholds=DEFAULTS,
-                                  preload=("torch",))
+    return lambda *argv: cli.main(list(argv), tests_file=str(tmp_path / "grader.py"), preload=("torch",))
 
 
 def test_the_command_line_grades_the_selected_tests(command_line, tmp_path, monkeypatch, capsys):
@@ -712,10 +779,9 @@ def test_the_command_line_grades_the_selected_tests(command_line, tmp_path, monk
     assert out.endswith(f"wrote {tmp_path / 'r' / 'results.json'}\n")
     assert err == "grader: no hidden bundle: hidden tests score 0 in the results file\n"
     assert json.loads((tmp_path / "r" / "results.json").read_text())["score"] == 5.0
-    (tests_file, package, given, limits, user, jobs, timeout, preload), fork = RecordingSuite.made[0].args[:8], None
-    assert (tests_file, package, given, user, timeout, preload) == (str(tmp_path / "grader.py"),
-                                                                    str(tmp_path / "src" / "submission"), None, None,
-                                                                    None, ("torch",))
+    package, given, limits, user, jobs, timeout, preload = RecordingSuite.made[0].args
+    assert (package, given, user, timeout, preload) == (str(tmp_path / "src" / "submission"), None, None, None,
+                                                        ("torch",))
     assert limits.memory_bytes == 4096 << 20 and jobs == min(2, os.cpu_count() or 1)
 
 
@@ -724,31 +790,48 @@ def test_command_line_options_reach_the_suite(command_line, tmp_path, monkeypatc
     monkeypatch.setattr(cli, "Suite", lambda *args, **kwargs: made.append((args, kwargs)) or RecordingSuite())
     assert command_line("--memory-mb", "100", "--jobs", "3", "--timeout", "2.5", "--spawn", "-v") == 0
     (args, kwargs), = made
-    assert args[3].memory_bytes == 100 << 20 and args[5:7] == (3, 2.5) and kwargs == {"fork": False}
-    assert command_line() == 0 and made[1][1] == {"fork": True}
+    assert args[2].memory_bytes == 100 << 20 and args[4:6] == (3, 2.5) and kwargs == {"fork": False, "files_dir": None}
+    assert command_line("--files", str(tmp_path)) == 0 and made[1][1] == {"fork": True, "files_dir": str(tmp_path)}
     assert "1f-0-hidden" in capsys.readouterr().out
 
 
 def test_the_hidden_bundle_comes_from_the_option_or_the_environment(command_line, tmp_path, monkeypatch, capsys):
     root = tmp_path / "bundle"
-    write(root / "thresholds.json", '{"dev": {"min_accuracy": 0.5}}')
+    write(root / "thresholds.json", '{"1f-0-hidden": {"min_accuracy": 0.5}}')
     assert command_line("--hidden", str(root)) == 0
-    given = RecordingSuite.made[-1].args[2]
-    assert given.path == str(root) and given.thresholds["dev"] == {"min_accuracy": 0.5}
+    given = RecordingSuite.made[-1].args[1]
+    assert given.path == str(root) and given.thresholds["1f-0-hidden"] == {"min_accuracy": 0.5}
     assert f"hidden bundle: {root}\n" in capsys.readouterr().out
     monkeypatch.setenv(bundle.HIDDEN_ENV, str(root))
     assert command_line("--json", str(tmp_path / "r.json")) == 0
-    assert RecordingSuite.made[-1].args[2].path == str(root) and capsys.readouterr().err == ""
+    assert RecordingSuite.made[-1].args[1].path == str(root) and capsys.readouterr().err == ""
+    write(root / "thresholds.json", '{"1e-0-basic": {"min_accuracy": 0.5}}')
+    assert command_line() == 2
+    assert capsys.readouterr().err == (f"grader: {root / 'thresholds.json'}: unknown threshold '1e-0-basic'; the "
+                                       "tests with thresholds are 1f-0-hidden\n")
     write(root / "grading.json", "[")
     assert command_line() == 2
     assert capsys.readouterr().err.startswith(f"grader: {root / 'grading.json'} is not valid JSON")
+
+
+def test_a_local_check_grades_against_the_labels_given(command_line, tmp_path, capsys):
+    dev = write(tmp_path / "data" / "birth_dev.tsv", "Q1\tA1\n")
+    assert command_line("--labels", str(dev)) == 0
+    given = RecordingSuite.made[-1].args[1]
+    assert given.local and given.predictions == "files" and list(given.labels) == ["birth_dev.tsv"]
+    assert f"local check: labels {dev} (prediction files graded as they are)\n" in capsys.readouterr().out
+    assert command_line("--labels", str(dev), "--hidden", str(tmp_path)) == 2
+    assert capsys.readouterr().err == ("grader: give either --hidden (the instructors' bundle) or --labels (a local "
+                                       "check), not both\n")
+    assert command_line("--files", str(tmp_path / "none")) == 2
+    assert capsys.readouterr().err == f"grader: --files {tmp_path / 'none'} is not a folder\n"
 
 
 def test_usage_errors_exit_2(command_line, tmp_path, capsys):
     assert command_line("1z", "2a") == 2
     assert capsys.readouterr().err == ("grader: unknown test 1z, 2a; known tests:\n"
                                        "  1e-0-basic      5 pts  the description\n"
-                                       "  1f-0-hidden     2 pts  the description\n")
+                                       "  1f-0-hidden     2 pts  the description (min_accuracy 0.1)\n")
     assert command_line("--submission", str(tmp_path)) == 2
     assert capsys.readouterr().err == f"grader: {tmp_path} is not a submission package (no __init__.py)\n"
     assert command_line("--user", "no-such-user-here") == 2
@@ -759,7 +842,7 @@ def test_usage_errors_exit_2(command_line, tmp_path, capsys):
 def test_list_prints_the_tests(command_line, capsys):
     assert command_line("--list") == 0
     assert capsys.readouterr().out == ("  1e-0-basic      5 pts  the description\n"
-                                       "  1f-0-hidden     2 pts  the description\n")
+                                       "  1f-0-hidden     2 pts  the description (min_accuracy 0.1)\n")
 
 
 def test_a_user_who_cannot_read_the_grader_is_refused(command_line, tmp_path, monkeypatch, capsys):
@@ -771,8 +854,8 @@ def test_a_user_who_cannot_read_the_grader_is_refused(command_line, tmp_path, mo
                                        "install Python and the grader where that user can read them, or omit --user\n")
     monkeypatch.setattr(cli, "readable_by", lambda who, path: checked.append(path) or who == user)
     assert command_line("--user", user.pw_name) == 0
-    assert checked[-3:] == [os.path.dirname(os.__file__), str(tmp_path / "grader.py"), os.path.dirname(cli.__file__)]
-    assert RecordingSuite.made[-1].args[4] == user
+    assert checked[-2:] == [os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(cli.__file__))]
+    assert RecordingSuite.made[-1].args[3] == user
 
 
 def test_an_interrupted_run_exits_130(command_line, monkeypatch, capsys):
@@ -791,8 +874,8 @@ def test_only_posix_systems_are_graded(command_line, monkeypatch, capsys):
 
 def test_the_tests_file_defaults_to_the_running_script(command_line, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", [str(tmp_path / "grader.py")])
-    assert cli.main([], default_thresholds=DEFAULTS) == 0
-    assert RecordingSuite.made[-1].args[:2] == (str(tmp_path / "grader.py"), str(tmp_path / "src" / "submission"))
+    assert cli.main([]) == 0
+    assert RecordingSuite.made[-1].args[0] == str(tmp_path / "src" / "submission")
 
 
 class Flushes:
@@ -878,7 +961,7 @@ def test_a_capped_buffer_keeps_the_start_and_counts_the_rest():
 
 
 def sandbox_for(tmp_path, **kwargs):
-    return Sandbox(str(tmp_path / "tests.py"), str(tmp_path), "t0ken", fork=False, **kwargs)
+    return Sandbox(str(tmp_path), "t0ken", fork=False, **kwargs)
 
 
 def outcome(sandbox, raw, returncode=0, timed_out=False, dropped=0):
@@ -949,7 +1032,7 @@ def test_each_probe_gets_a_fresh_copy_without_outputs(tmp_path):
     for name in ("__init__.py", "model.py", "m.params", "a.predictions", "__pycache__/x.pyc"):
         write(package / name, "x")
     (tmp_path / "work").mkdir()
-    sandbox = Sandbox(str(tmp_path / "t.py"), str(tmp_path / "work"), "t", fork=False)
+    sandbox = Sandbox(str(tmp_path / "work"), "t", fork=False)
     layout = sandbox.prepare(str(package))
     assert layout["home"] == layout["top"] and layout["package"] == os.path.join(layout["top"], "submission")
     assert os.path.dirname(layout["top"]) == str(tmp_path / "work")
@@ -974,7 +1057,7 @@ def package_with_a_link(tmp_path):
 def test_the_copy_holds_files_for_links(tmp_path):
     package = package_with_a_link(tmp_path)
     (tmp_path / "work").mkdir()
-    layout = Sandbox(str(tmp_path / "t.py"), str(tmp_path / "work"), "t", fork=False).prepare(str(package))
+    layout = Sandbox(str(tmp_path / "work"), "t", fork=False).prepare(str(package))
     copied = os.path.join(layout["package"], "link.py")
     assert not os.path.islink(copied) and open(copied).read() == "SECRET = 1\n"
 
@@ -983,7 +1066,7 @@ def test_a_probe_for_another_user_is_prepared_for_the_handover(tmp_path):
     package = package_with_a_link(tmp_path)
     (tmp_path / "work").mkdir()
     user = types.SimpleNamespace(pw_uid=4321, pw_gid=8765)
-    sandbox = Sandbox(str(tmp_path / "t.py"), str(tmp_path / "work"), "t", Limits(disk_bytes=77), user=user, fork=False)
+    sandbox = Sandbox(str(tmp_path / "work"), "t", Limits(disk_bytes=77), user=user, fork=False)
     layout = sandbox.prepare(str(package))
     top = layout["top"]
     assert layout == dict(top=top, home=os.path.join(top, "home"), package=os.path.join(top, "submission"),
@@ -1094,7 +1177,7 @@ def spawning(tmp_path):
     write(tmp_path / "tests.py", TESTS_FILE)
     write(tmp_path / "package" / "__init__.py", "NAME = 'pkg'\n")
     (tmp_path / "work").mkdir()
-    sandbox = Sandbox(str(tmp_path / "tests.py"), str(tmp_path / "work"), secrets_token(),
+    sandbox = Sandbox(str(tmp_path / "work"), secrets_token(),
                       hidden_env=("MUTANT_UNDER_TEST",), fork=False)
     yield sandbox
     sandbox.close()
@@ -1105,7 +1188,7 @@ def secrets_token():
 
 
 def test_a_spawned_probe_answers_and_is_cleaned_up(spawning, tmp_path):
-    found = spawning.run(str(tmp_path / "package"), "answer", {"x": 3}, 30)
+    found = spawning.run(str(tmp_path / "package"), str(tmp_path / "tests.py"), "answer", {"x": 3}, 30)
     assert found.status == "ok" and found.output == "hello from the probe\nand its errors\n"
     assert found.value["x"] == 3 and found.value["package"] == "pkg" and found.value["leads_its_session"]
     assert found.value["cwd"] == found.value["home"] and found.value["home"].startswith(str(tmp_path / "work"))
@@ -1113,15 +1196,15 @@ def test_a_spawned_probe_answers_and_is_cleaned_up(spawning, tmp_path):
 
 
 def test_a_forged_answer_or_a_silent_exit_is_an_error(spawning, tmp_path):
-    forged = spawning.run(str(tmp_path / "package"), "forge", {}, 30)
+    forged = spawning.run(str(tmp_path / "package"), str(tmp_path / "tests.py"), "forge", {}, 30)
     assert (forged.status, forged.reason) == ("error", "the result channel was tampered with")
-    left = spawning.run(str(tmp_path / "package"), "leave", {}, 30)
+    left = spawning.run(str(tmp_path / "package"), str(tmp_path / "tests.py"), "leave", {}, 30)
     assert (left.status, left.reason) == ("error", "the submission's process ended without answering (exit code 4)")
 
 
 def test_a_hanging_probe_is_stopped_at_its_time_limit(spawning, tmp_path):
     started = time.monotonic()
-    found = spawning.run(str(tmp_path / "package"), "hang", {}, 1.5)
+    found = spawning.run(str(tmp_path / "package"), str(tmp_path / "tests.py"), "hang", {}, 1.5)
     assert found.status == "timeout" and 1.5 <= time.monotonic() - started < 5
     assert found.reason == "the submission did not finish within the time limit (stopped after 2 s)"
 
@@ -1211,8 +1294,8 @@ REFERENCE_TESTS = textwrap.dedent('''
     @probe
     def observe(sub, x):
         print("the reference prints")
-        import stages.facts
-        return {"x": x, "name": sub.NAME, "cwd": os.getcwd(), "stages": [stages.WHERE, stages.facts.WHERE],
+        import stages.files
+        return {"x": x, "name": sub.NAME, "cwd": os.getcwd(), "stages": [stages.WHERE, stages.files.WHERE],
                 "env": sorted(k for k in os.environ if k.startswith("GRADER_")),
                 "threads": [os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")],
                 "bytecode": os.environ.get("PYTHONDONTWRITEBYTECODE"), "isolated": sys.flags.isolated}
@@ -1240,7 +1323,7 @@ def make_reference(root):
     write(root / "reference" / "__init__.py", "from .names import NAME\n")
     write(root / "reference" / "names.py", "NAME = 'reference'\n")
     write(root / "runtime" / "stages" / "__init__.py", "WHERE = 'runtime'\n")
-    write(root / "runtime" / "stages" / "facts.py", "WHERE = 'runtime facts'\n")
+    write(root / "runtime" / "stages" / "files.py", "WHERE = 'runtime files'\n")
 
 
 @pytest.fixture
@@ -1267,7 +1350,7 @@ def reference(tmp_path, monkeypatch):
 def test_the_reference_answers_from_a_clean_isolated_process(reference, tmp_path):
     found = reference("observe", x=2)
     assert found == {"x": 2, "name": "reference", "cwd": str(tmp_path / "tests"),
-                     "stages": ["runtime", "runtime facts"], "env": [],
+                     "stages": ["runtime", "runtime files"], "env": [],
                      "threads": ["1", "1"], "bytecode": "1", "isolated": 1}
 
 
@@ -1293,17 +1376,17 @@ def test_an_answer_without_an_error_is_an_unknown_error(reference, monkeypatch):
 def test_trusted_answer_registers_the_reference_and_its_runtime(tmp_path, monkeypatch):
     write(tmp_path / "grader.py", REFERENCE_TESTS)
     make_reference(tmp_path)
-    import stages.facts  # the project's own, which the reference must not see
+    import stages.files  # the project's own, which the reference must not see
     kept = {name: module for name, module in sys.modules.items() if name == "stages" or name.startswith("stages.")}
     for name in ("submission", "grader_tests"):
         monkeypatch.setitem(sys.modules, name, sys.modules.get(name))
     monkeypatch.setattr(sys, "path", list(sys.path))
-    request = dict(tests_file=str(tmp_path / "grader.py"), reference=str(tmp_path / "reference"),
+    request = dict(module=str(tmp_path / "grader.py"), reference=str(tmp_path / "reference"),
                    runtime=str(tmp_path / "runtime"), kwargs={"x": 1})
     try:
         found = trusted.answer(dict(request, probe="observe"))
         assert found["ok"] is True and found["value"]["name"] == "reference"
-        assert found["value"]["stages"] == ["runtime", "runtime facts"] and not hasattr(stages.facts, "WHERE")
+        assert found["value"]["stages"] == ["runtime", "runtime files"] and not hasattr(stages.files, "WHERE")
         assert sys.path[0] == str(tmp_path / "runtime")
         for name in ("not_a_probe", "missing"):
             assert trusted.answer(dict(request, probe=name, kwargs={})) == {
@@ -1380,7 +1463,7 @@ def zygotes(monkeypatch):
 
 
 def test_the_zygote_is_started_once_with_the_preloads(tmp_path, zygotes):
-    sandbox = Sandbox(str(tmp_path / "t.py"), str(tmp_path), "t", preload=("torch",), fork=True)
+    sandbox = Sandbox(str(tmp_path), "t", preload=("torch",), fork=True)
     assert sandbox.forking_zygote() is None
     assert 0 <= sandbox.warm_up() < 1 and 0 <= sandbox.warm_up() < 1
     zygote, = zygotes
@@ -1391,17 +1474,17 @@ def test_the_zygote_is_started_once_with_the_preloads(tmp_path, zygotes):
 
 def test_a_zygote_that_never_gets_ready_means_spawning(tmp_path, zygotes, monkeypatch):
     monkeypatch.setattr(FakeZygote, "wait_ready", lambda self, timeout: False)
-    sandbox = Sandbox(str(tmp_path / "t.py"), str(tmp_path), "t", fork=True)
+    sandbox = Sandbox(str(tmp_path), "t", fork=True)
     sandbox.warm_up()
     assert sandbox.forking_zygote() is None and sandbox.fork is False
-    Sandbox(str(tmp_path / "t.py"), str(tmp_path), "t", fork=False).warm_up()
+    Sandbox(str(tmp_path), "t", fork=False).warm_up()
     monkeypatch.setattr(runner, "CAN_FORK", False)
-    Sandbox(str(tmp_path / "t.py"), str(tmp_path), "t", fork=True).warm_up()
+    Sandbox(str(tmp_path), "t", fork=True).warm_up()
     assert len(zygotes) == 1
 
 
 def test_a_forked_probe_is_the_zygotes_child(tmp_path, zygotes):
-    sandbox = Sandbox(str(tmp_path / "t.py"), str(tmp_path), "t", fork=True)
+    sandbox = Sandbox(str(tmp_path), "t", fork=True)
     sandbox.warm_up()
     output_read, output_write = os.pipe()
     result_read, result_write = os.pipe()
@@ -1423,7 +1506,7 @@ def test_a_forked_probe_is_the_zygotes_child(tmp_path, zygotes):
 def test_when_the_zygote_cannot_fork_probes_are_spawned(tmp_path, zygotes, spawning, monkeypatch):
     monkeypatch.setattr(FakeZygote, "forks", False)
     spawning.fork = True
-    found = spawning.run(str(tmp_path / "package"), "answer", {"x": 1}, 30)
+    found = spawning.run(str(tmp_path / "package"), str(tmp_path / "tests.py"), "answer", {"x": 1}, 30)
     assert found.status == "ok" and spawning.fork is False and len(zygotes) == 1
     assert [asked[0] for asked in zygotes[0].asked] == ["ready", "fork"]
 
@@ -1446,10 +1529,10 @@ def test_the_probe_request_holds_the_limits_and_a_process_cap_only_for_another_u
     monkeypatch.setattr(runner.sandbox, "namespaces_work", lambda: True)
     limits = Limits(memory_bytes=1, file_bytes=2, processes=3)
     for user, processes in ((None, None), (types.SimpleNamespace(pw_uid=2 ** 31 - 7, pw_gid=2 ** 31 - 7), 3)):
-        sandbox = Sandbox(str(tmp_path / "t.py"), str(tmp_path / "work"), "tok", limits, user=user, fork=False)
-        assert sandbox.run(str(tmp_path / "package"), "observe", {"k": 1}, 30).value == 7
+        sandbox = Sandbox(str(tmp_path / "work"), "tok", limits, user=user, fork=False)
+        assert sandbox.run(str(tmp_path / "package"), str(tmp_path / "t.py"), "observe", {"k": 1}, 30).value == 7
         request = orders[-1]["request"]
-        assert request == dict(token="tok", tests_file=str(tmp_path / "t.py"), probe="observe", kwargs={"k": 1},
+        assert request == dict(token="tok", module=str(tmp_path / "t.py"), probe="observe", kwargs={"k": 1},
                                package_dir=request["package_dir"], memory_bytes=1, file_bytes=2, processes=processes)
         assert request["package_dir"].endswith("submission")
     assert os.listdir(tmp_path / "work") == []
@@ -1459,8 +1542,8 @@ def test_sweeping_is_for_another_user_without_namespaces(tmp_path, monkeypatch):
     user = types.SimpleNamespace(pw_uid=2 ** 31 - 7, pw_gid=2 ** 31 - 7)
     for works in (True, False):
         monkeypatch.setattr(runner.sandbox, "namespaces_work", lambda: works)
-        assert Sandbox(str(tmp_path / "t.py"), str(tmp_path), "t", user=user).sweeping is not works
-        assert Sandbox(str(tmp_path / "t.py"), str(tmp_path), "t").sweeping is False
+        assert Sandbox(str(tmp_path), "t", user=user).sweeping is not works
+        assert Sandbox(str(tmp_path), "t").sweeping is False
 
 
 def sleepers(count):
@@ -1478,7 +1561,7 @@ def test_the_sweep_kills_the_users_processes_outside_live_probes(tmp_path, monke
         asked.append(uid)
         return [(p.pid, p.pid) for p in (live, stray) if p.poll() is None]
     monkeypatch.setattr(runner, "processes_of", of_user)
-    sandbox = Sandbox(str(tmp_path / "t.py"), str(tmp_path), "t", user=user)
+    sandbox = Sandbox(str(tmp_path), "t", user=user)
     sandbox.live_groups.add(live.pid)
     started = time.monotonic()
     sandbox.sweep()
@@ -1493,7 +1576,7 @@ def test_the_sweep_gives_up_after_its_rounds(tmp_path, monkeypatch):
     monkeypatch.setattr(runner.sandbox, "namespaces_work", lambda: False)
     rounds = []
     monkeypatch.setattr(runner, "processes_of", lambda uid: rounds.append(uid) or [(2 ** 22 + 17, 1)])
-    Sandbox(str(tmp_path / "t.py"), str(tmp_path), "t", user=user).sweep()
+    Sandbox(str(tmp_path), "t", user=user).sweep()
     assert len(rounds) == runner.SWEEP_ROUNDS
 
 
@@ -1541,5 +1624,74 @@ def test_end_waits_a_moment_for_the_probe_to_leave_on_its_own(tmp_path):
 def test_a_probe_never_imports_from_the_graders_working_folder(spawning, tmp_path, monkeypatch):
     write(tmp_path / "decoy" / "grading" / "__init__.py", "raise SystemExit(9)\n")
     monkeypatch.chdir(tmp_path / "decoy")
-    found = spawning.run(str(tmp_path / "package"), "answer", {"x": 1}, 30)
+    found = spawning.run(str(tmp_path / "package"), str(tmp_path / "tests.py"), "answer", {"x": 1}, 30)
     assert found.status == "ok" and found.value["x"] == 1
+
+
+# ---- hidden tests of the bundle ----------------------------------------------------------------
+
+@pytest.fixture
+def bundle_tests(registered, monkeypatch, tmp_path):
+    """A registry with one test of grader.py (tmp_path/grader.py), and a writer of bundle test files."""
+    monkeypatch.setattr(registry, "BUNDLE_FILES", [])
+    namespace = {"graded": registry.graded}
+    exec(compile('@graded("1f-1-hidden", points=5, visibility="hidden", timeout=9, min_accuracy=0.1)\n'
+                 'def dev(ctx):\n    """vanilla dev"""\n', str(tmp_path / "grader.py"), "exec"), namespace)
+    return lambda name, text: write(tmp_path / "bundle" / "tests" / name, "from grading import graded\n\n" + text)
+
+
+def test_a_bundles_tests_add_tests_and_replace_one_by_its_id(bundle_tests, registered, tmp_path):
+    stricter = bundle_tests("stricter.py", '@graded("1f-1-hidden", points=6, visibility="hidden", timeout=9, '
+                                           'min_accuracy=0.5)\ndef dev(ctx):\n    """vanilla dev, stricter"""\n')
+    added = bundle_tests("added.py", '@graded("1h-0-hidden", points=1, visibility="hidden", timeout=9)\n'
+                                     'def new(ctx):\n    """a new hidden test"""\n')
+    registry.load_bundle_tests([str(added), str(stricter)])
+    replaced = registered["1f-1-hidden"]
+    assert (replaced.points, replaced.thresholds, replaced.source) == (6.0, {"min_accuracy": 0.5}, str(stricter))
+    assert replaced.replaces.description == "vanilla dev" and replaced.replaces.source == str(tmp_path / "grader.py")
+    assert registered["1h-0-hidden"].replaces is None and registered["1h-0-hidden"].source == str(added)
+    assert [t.test_id for t in registry.select(["hidden"])] == ["1f-1-hidden", "1h-0-hidden"]
+    listed = cli.listing(registry.select([]), HiddenBundle(str(tmp_path), {}, {"1f-1-hidden": {"min_accuracy": 0.7}},
+                                                           None))
+    assert listed.splitlines() == [
+        "  1f-1-hidden     6 pts  vanilla dev, stricter (min_accuracy 0.7)  [from stricter.py, in place of "
+        "grader.py's]",
+        "  1h-0-hidden     1 pts  a new hidden test  [from added.py]"]
+
+
+@pytest.mark.parametrize("text, told", [
+    ("import no_such_module_here\n", " does not import: ModuleNotFoundError: No module named 'no_such_module_here'"),
+    ("raise RuntimeError('first\\nsecond')\n", " does not import: RuntimeError: first"),
+    ('@graded("1h-0-secret", points=1, visibility="secret", timeout=9)\ndef t(ctx):\n    """d"""\n',
+     ": test id '1h-0-secret' should look like '1e-0-basic'"),
+    ('@graded("1h-0-hidden", points=1, visibility="basic", timeout=9)\ndef t(ctx):\n    """d"""\n',
+     ": test 1h-0-hidden: visibility must be one of ('basic', 'hidden') and end its id"),
+    ('@graded("1h-0-hidden", points=1, visibility="hidden", timeout=9)\ndef t(ctx):\n    pass\n',
+     ": test 1h-0-hidden needs a docstring: its first line is the description"),
+])
+def test_a_bundle_test_file_that_cannot_be_read_is_named_in_one_line(bundle_tests, text, told):
+    path = bundle_tests("broken.py", text)
+    with pytest.raises(ValueError) as caught:
+        registry.load_bundle_tests([str(path)])
+    assert str(caught.value) == f"{path}{told}"
+
+
+def test_two_bundle_files_cannot_give_the_same_test(bundle_tests):
+    text = '@graded("1h-0-hidden", points=1, visibility="hidden", timeout=9)\ndef t(ctx):\n    """d"""\n'
+    first, second = bundle_tests("first.py", text), bundle_tests("second.py", text)
+    for ids in ('"1h-0-hidden"', '"1f-1-hidden"'):
+        write(first, first.read_text().replace('"1f-1-hidden"', '"1h-0-hidden"').replace('"1h-0-hidden"', ids))
+        write(second, first.read_text())
+        with pytest.raises(ValueError, match=f"^{second}: test id {ids[1:-1]} is registered twice$"):
+            registry.load_bundle_tests([str(first), str(second)])
+
+
+def test_the_command_line_loads_the_bundles_tests_and_lists_them(command_line, tmp_path, capsys):
+    write(tmp_path / "bundle" / "tests" / "added.py", 'from grading import graded\n\n'
+          '@graded("1h-0-hidden", points=1, visibility="hidden", timeout=9)\ndef new(ctx):\n    """new"""\n')
+    assert command_line("--list", "--hidden", str(tmp_path / "bundle")) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "  1h-0-hidden     1 pts  new  [from added.py]"
+    write(tmp_path / "bundle" / "tests" / "broken.py", "import no_such_module_here\n")
+    assert command_line("--hidden", str(tmp_path / "bundle")) == 2
+    assert capsys.readouterr().err == (f"grader: {tmp_path / 'bundle' / 'tests' / 'broken.py'} does not import: "
+                                       "ModuleNotFoundError: No module named 'no_such_module_here'\n")

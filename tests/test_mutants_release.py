@@ -137,16 +137,12 @@ def test_python_runs_with_the_callers_environment_and_writes_no_bytecode(tmp_pat
 
 
 def test_bundle_failure_is_the_graders_complaint(tmp_path):
-    """Kills the bundle check not loading the bundle with the grader's thresholds."""
-    write(tmp_path / "grader.py", "THRESHOLDS = {'dev': 0.1}\n")
-    write(tmp_path / "src" / "grading" / "__init__.py", "")
-    write(tmp_path / "src" / "grading" / "bundle.py",
-          "class BundleError(Exception):\n    pass\n\n"
-          "def load_bundle(folder, thresholds):\n"
-          "    if not folder.endswith('good'):\n"
-          "        raise BundleError(f'{folder} lacks labels for {sorted(thresholds)}')\n")
+    """Kills the bundle check not asking the starter's grader.py to list the tests with the bundle."""
+    write(tmp_path / "grader.py", "import sys\n"
+                                  "if sys.argv[1:3] != ['--list', '--hidden'] or not sys.argv[3].endswith('good'):\n"
+                                  "    sys.exit(f'grader: {sys.argv[1:]} is refused')\n")
     assert checks.bundle_failure(str(tmp_path), "hidden_good") is None
-    assert checks.bundle_failure(str(tmp_path), "hidden_bad") == "hidden_bad lacks labels for ['dev']"
+    assert checks.bundle_failure(str(tmp_path), "hidden_bad") == "grader: ['--list', '--hidden', 'hidden_bad'] is refused"
 
 
 # ---- regions ---------------------------------------------------------------------------------------
@@ -224,3 +220,16 @@ def test_restore_names_the_file_of_unpaired_markers():
     """Kills restore's file name lost on the way to locate."""
     with pytest.raises(regions.RegionError, match=r"^f.py:2: START_CODE_HERE is never closed"):
         regions.restore("x\n### START_CODE_HERE ###\n", [], "f.py")
+
+
+def test_a_hidden_tests_line_in_the_starter_is_refused(tmp_path, starter):
+    """Kills hidden tests shipped in the starter, and grader.py's own @graded lines taken for hidden ones."""
+    shared = '@graded("1f-1-hidden", points=5, visibility="hidden", timeout=300, min_accuracy=0.10)'
+    hidden = '@graded("1h-0-hidden", points=1, visibility="hidden", timeout=60)'
+    write(tmp_path / "tests" / "term.py", f"from grading import graded\n\n{shared}\ndef a(ctx):\n    '''a'''\n\n"
+                                          f"    {hidden}\ndef b(ctx):\n    '''b'''\n")
+    write(starter / "grader.py", f"{shared}\n")
+    write(starter / "src" / "pkg" / "extra.py", f"# {hidden}\n")
+    assert checks.problems(str(starter), str(tmp_path / "labels.tsv"), str(tmp_path / "solution"),
+                           [str(tmp_path / "tests" / "term.py")]) == ["src/pkg/extra.py names a hidden test"]
+    assert checks.hidden_test_lines(str(starter), [str(tmp_path / "tests" / "term.py")]) == [hidden]

@@ -72,14 +72,18 @@ def answers(labels_path):
     return [line.split("\t")[1] for line in labels_path.read_text(encoding="utf-8").splitlines() if line]
 
 
+PREDICTION_TESTS = {"dev": ("1d-0-hidden", "1f-1-hidden", "1g-1-hidden"), "test": ("1d-1-hidden", "1f-2-hidden",
+                                                                               "1g-2-hidden")}
+
+
 def fitting_thresholds(data):
-    """thresholds.json entries that fraction_right() predictions meet exactly, for every prediction file."""
+    """thresholds.json entries that fraction_right() predictions meet exactly, for every prediction test."""
     entries = {}
     for split, labels in (("dev", data / "birth_dev.tsv"), ("test", data / "birth_test.tsv")):
         given = answers(labels)
         correct = sum(p == a for p, a in zip(fraction_right(given), given))
-        for model in ("vanilla.nopretrain", "vanilla.pretrain", "perceiver.pretrain"):
-            entries[f"{model}.{split}"] = {"min_accuracy": correct / len(given), "min_correct": correct}
+        for test in PREDICTION_TESTS[split]:
+            entries[test] = {"min_accuracy": correct / len(given), "min_correct": correct}
     return entries
 
 
@@ -229,7 +233,7 @@ def test_starter_keeps_every_signature_and_docstring(release):
         assert signatures(starter) == signatures(solution), name
 
 
-def test_student_tree_holds_what_students_need(release, data_dir):
+def test_student_tree_holds_what_students_need(release, data_dir, thresholds):
     student = release / "student"
     for path in ("run.sh", "grader.py", "environment.yml", "requirements.txt", "README.md",
                  "src/run.py", "src/stages/collect.py", "src/submission/__init__.py"):
@@ -249,7 +253,9 @@ def test_student_tree_holds_what_students_need(release, data_dir):
                    (REPO / "environment.yml").read_text(encoding="utf-8").splitlines() if line.startswith("name:")]
     assert f"conda activate {environment[0]}" in readme
     assert "{environment}" not in readme and "{deliverables}" not in readme and "{thresholds}" not in readme
-    assert "- `perceiver.pretrain.dev.predictions`: at least 2.4%" in readme and "./run.sh score_dev" in readme
+    perceiver_dev = json.loads(thresholds.read_text())["1g-1-hidden"]
+    assert (f"- `1g-1-hidden` (perceiver pretrained: dev accuracy): at least {100 * perceiver_dev['min_accuracy']:g}% "
+            f"and at least {perceiver_dev['min_correct']} correct") in readme and "./run.sh score_dev" in readme
 
 
 def test_student_tree_leaks_no_labels_outputs_tests_or_tooling(release, data_dir):
@@ -307,12 +313,51 @@ def test_release_refuses_a_non_empty_out_unless_forced(tmp_path, data_dir):
     assert not (out / "student" / "data" / "birth_test.tsv").exists()
 
 
+HIDDEN_TESTS = {
+    "stricter.py": ("from grading import graded\nfrom grading.handout.predictions import score_predictions\n\n\n"
+                    "@graded(\"1f-1-hidden\", points=5, visibility=\"hidden\", timeout=300, min_accuracy=0.5)\n"
+                    "def vanilla_dev(ctx):\n    \"\"\"vanilla pretrained: dev accuracy, this term\"\"\"\n"
+                    "    return score_predictions(ctx, \"vanilla.pretrain.dev.predictions\")\n"),
+    "extra.py": ("from grading import check, graded\n\n\n"
+                 "@graded(\"1h-0-hidden\", points=1, visibility=\"hidden\", timeout=60)\n"
+                 "def extra(ctx):\n    \"\"\"an extra hidden test\"\"\"\n    check(True, \"never\")\n"),
+}
+
+
+def write_hidden_tests(folder, files=HIDDEN_TESTS):
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_hidden_tests_go_into_the_bundle_and_nowhere_in_the_starter(tmp_path, data_dir):
+    tests = write_hidden_tests(tmp_path / "term_tests")
+    out = tmp_path / "out"
+    done = run_release(out, data_dir, "--tests", str(tests))
+    assert done.returncode == 0, done.stderr
+    hidden = out / "autograder" / "hidden"
+    assert sorted(p.name for p in (hidden / "tests").iterdir()) == ["extra.py", "stricter.py"]
+    assert all((hidden / "tests" / name).read_text(encoding="utf-8") == text for name, text in HIDDEN_TESTS.items())
+    for tree in (out / "student", out / "autograder" / "starter"):
+        texts = [p.read_bytes() for p in tree.rglob("*") if p.is_file()]
+        assert not [t for t in texts if b"1h-0-hidden" in t or b"min_accuracy=0.5" in t]
+    listed = subprocess.run([sys.executable, "grader.py", "--list", "--hidden", str(hidden)], cwd=out / "student",
+                            capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert "[from stricter.py, in place of grader.py's]" in listed.stdout
+    assert listed.stdout.splitlines()[-1] == "  1h-0-hidden     1 pts  an extra hidden test  [from extra.py]"
+
+
 @pytest.mark.parametrize("damage, message", [
     ("leak", "contains a line of the test labels"),
     ("mismatch", "does not ask the questions"),
     ("no labels", "do not exist"),
     ("thresholds", "the grader does not accept the hidden bundle"),
     ("solution", "contains a line of the solution's regions"),
+    ("broken test", "the grader does not accept the hidden bundle: grader: "),
+    ("no tests", "holds no .py files of hidden tests"),
+    ("test in the starter", "names a hidden test"),
 ])
 def test_a_failed_release_says_why_in_one_line_and_leaves_out_as_it_was(tmp_path, release, data_dir, damage, message):
     data = tmp_path / "data"
@@ -334,6 +379,14 @@ def test_a_failed_release_says_why_in_one_line_and_leaves_out_as_it_was(tmp_path
         longest = max(regions.regions(solution_sources()["helper.py"])[2].splitlines(), key=len)
         with open(data / "birth_places_train.tsv", "a", encoding="utf-8") as f:
             f.write(longest.strip() + "\n")
+    elif damage == "broken test":
+        extra = ["--tests", str(write_hidden_tests(tmp_path / "tests", {"broken.py": "import no_such_module_here\n"}))]
+    elif damage == "no tests":
+        extra = ["--tests", str(write_hidden_tests(tmp_path / "tests", {"notes.txt": "no tests"}))]
+    elif damage == "test in the starter":
+        extra = ["--tests", str(write_hidden_tests(tmp_path / "tests"))]
+        with open(data / "birth_places_train.tsv", "a", encoding="utf-8") as f:
+            f.write(HIDDEN_TESTS["extra.py"].splitlines()[3] + "\n")
     else:
         (tmp_path / "thresholds.json").write_text(json.dumps({"vanilla.pretrain.devv": {"min_accuracy": 0.5}}))
         extra = ["--thresholds", str(tmp_path / "thresholds.json")]

@@ -23,7 +23,9 @@ import pytest
 import torch
 
 import run
-from stages import baseline, facts, options, plot, records, score
+from assignment import facts
+from grader_fixtures import report
+from stages import baseline, options, plot, records
 from stages.decoding import predict_places_plain
 from stages.inputs import pretraining_dataset
 from stages.params import stamp, vocabulary_string
@@ -587,20 +589,22 @@ def test_a_long_cpu_run_says_how_long_it_will_take(capsys):
     assert len(capsys.readouterr().err.splitlines()) == 1
 
 
-def test_score_dev_compares_each_dev_file_with_its_hidden_threshold(tmp_path, capsys):
+def test_score_dev_grades_the_dev_files_with_the_hidden_tests_and_their_thresholds(tmp_path):
+    """score_dev is grader.py's hidden tests on the dev files, against the dev labels of DATA_DIR."""
     data = write_corpus(tmp_path / "data")
     places = [line.split("\t")[1] for line in nonblank_lines(data / "birth_dev.tsv")]
     out = tmp_path / "out"
     out.mkdir()
     (out / "vanilla.pretrain.dev.predictions").write_text("".join(p + "\n" for p in places))
     (out / "perceiver.pretrain.dev.predictions").write_text("Nowhere\n" * len(places))
-    status = score.main(["--out_dir", str(out), "--dev_path", str(data / "birth_dev.tsv")])
-    lines = capsys.readouterr().out.splitlines()
-    assert status == 1
-    assert lines[0].startswith("vanilla.nopretrain.dev: no predictions yet") and \
-        "./run.sh vanilla_eval_dev_without_pretrain makes them" in lines[0]
-    assert lines[1] == "vanilla.pretrain.dev: 20 of 20 correct (100.0%); the hidden test needs at least 10%: met"
-    assert lines[2] == "perceiver.pretrain.dev: 0 of 20 correct (0.0%); the hidden test needs at least 2.4%: NOT met"
-    (out / "vanilla.nopretrain.dev.predictions").write_text("".join(p + "\n" for p in places))
-    (out / "perceiver.pretrain.dev.predictions").write_text("".join(p + "\n" for p in places))
-    assert score.main(["--out_dir", str(out), "--dev_path", str(data / "birth_dev.tsv")]) == 0
+    done = subprocess.run(["bash", str(REPO / "run.sh"), "score_dev"], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, DATA_DIR=str(data), OUT_DIR=str(out)))
+    assert done.returncode == 0, done.stderr
+    not_here = ("hidden", None)
+    assert report(done.stdout) == {"1c-0-hidden": not_here, "1d-0-hidden": not_here, "1d-1-hidden": not_here,
+                                   "1f-1-hidden": ("pass", 5.0), "1f-2-hidden": not_here,
+                                   "1g-1-hidden": ("fail", 0.0), "1g-2-hidden": not_here}
+    assert f"local check: labels {data / 'birth_dev.tsv'}" in done.stdout
+    assert "perceiver.pretrain.dev.predictions: 0 of 20 correct (0.0%); needed at least 2.4%" in done.stdout
+    assert f"{out / 'vanilla.nopretrain.dev.predictions'} is missing: make it with " \
+           "./run.sh vanilla_eval_dev_without_pretrain" in done.stdout

@@ -6,9 +6,12 @@ environment variable, holding
 
     *.tsv            labelled question files ("question<TAB>answer" lines),
                      e.g. birth_dev.tsv and birth_test.tsv
-    thresholds.json  optional: {"<key>": {"min_accuracy": 0.1, "min_correct": 1,
-                     "min_agreement": 0.98}, ...} overriding the tests' default
-                     thresholds key by key
+    tests/*.py       optional: hidden tests, written as grader.py's are (@graded,
+                     ctx, probes); each adds a test, or replaces the test of
+                     grader.py with the same id (registry.load_bundle_tests)
+    thresholds.json  optional: {"<test id>": {"min_accuracy": 0.1, "min_correct": 1,
+                     "min_agreement": 0.98}, ...} overriding, test by test, the
+                     thresholds its @graded line gives
     grading.json     optional: {"predictions": "regenerate" (the default) or "files",
                      "model": {"n_layer": .., "n_head": .., "n_embd": .., "block_size": ..,
                      "bottleneck_dim": ..}}: whether prediction tests regenerate the
@@ -22,11 +25,15 @@ environment variable, holding
     runtime/         optional: the decoding modules the stages use (a `stages`
                      package: decoding, greedy, kv_cache, cached_gpt, cached_perceiver)
 
-Everything but reference/ and runtime/ is read into memory when the bundle is
-loaded, before any submission code runs.
+Everything but reference/, runtime/ and tests/ is read into memory when the
+bundle is loaded, before any submission code runs; the tests are imported by
+the grading process (cli.py), never shipped to students.
+
+local_labels() makes the bundle of a local check instead: labelled files the
+student has (their dev set), the prediction files graded as they are, and the
+tests that need anything else not graded here.
 """
 
-import copy
 import json
 import os
 from dataclasses import dataclass
@@ -51,6 +58,8 @@ class HiddenBundle:
     model: dict = None  # the graded model's size, as MODEL_FIELDS; None: the tests' own
     vocabulary: str = None  # the pretraining vocabulary's characters in id order, or None
     runtime: str = None  # path of the folder holding the `stages` decoding package, or None
+    tests: tuple = ()  # paths of the hidden test files (tests/*.py)
+    local: bool = False  # a local check's labels (local_labels), not the instructors' bundle
 
     def answers(self, filename):
         """The answers of labelled file `filename` in the bundle."""
@@ -90,22 +99,27 @@ def read_labels(path):
     return pairs
 
 
-def read_thresholds(path, defaults):
-    """The defaults, with each key given in thresholds.json replaced by its entry there."""
-    thresholds = copy.deepcopy(defaults)
+def read_thresholds(path):
+    """thresholds.json's entries, {test id: {field: number}}; {} without one (check_thresholds checks the ids)."""
     if not os.path.exists(path):
-        return thresholds
+        return {}
     given = read_json(path)
     if not isinstance(given, dict):
         raise BundleError(f"{path} must hold an object of threshold entries")
     for key, entry in given.items():
-        if key not in defaults:
-            raise BundleError(f"{path}: unknown threshold {key!r}; known: {', '.join(sorted(defaults))}")
         if (not isinstance(entry, dict) or not entry or set(entry) - set(THRESHOLD_FIELDS)
                 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in entry.values())):
             raise BundleError(f"{path}: {key!r} must map some of {THRESHOLD_FIELDS} to numbers")
-        thresholds[key] = dict(entry)
-    return thresholds
+    return given
+
+
+def check_thresholds(bundle, tests):
+    """Raise BundleError unless every entry of the bundle's thresholds.json names a test that has thresholds."""
+    known = sorted(test.test_id for test in tests if test.thresholds)
+    for key in bundle.thresholds:
+        if key not in known:
+            raise BundleError(f"{os.path.join(bundle.path, 'thresholds.json')}: unknown threshold {key!r}; "
+                              f"the tests with thresholds are {', '.join(known)}")
 
 
 def read_settings(path):
@@ -144,17 +158,34 @@ def package_folder(path, name):
     return path
 
 
-def load_bundle(path, default_thresholds):
+def test_files(path):
+    """The hidden test files of tests/ (sorted), or () without the folder."""
+    if not os.path.isdir(path):
+        return ()
+    return tuple(os.path.join(path, name) for name in sorted(os.listdir(path)) if name.endswith(".py"))
+
+
+def load_bundle(path):
     """Read the hidden bundle at `path`; raises BundleError when it is not a usable bundle."""
     if not os.path.isdir(path):
         raise BundleError(f"hidden bundle {path} is not a directory")
     path = os.path.abspath(path)
     labels = {name: read_labels(os.path.join(path, name))
               for name in sorted(os.listdir(path)) if name.endswith(".tsv")}
-    thresholds = read_thresholds(os.path.join(path, "thresholds.json"), default_thresholds)
     mode, model = read_settings(os.path.join(path, "grading.json"))
-    return HiddenBundle(path, labels, thresholds,
+    return HiddenBundle(path, labels, read_thresholds(os.path.join(path, "thresholds.json")),
                         reference=package_folder(os.path.join(path, "reference"), ""),
                         predictions=mode, model=model,
                         vocabulary=read_vocabulary(os.path.join(path, "vocabulary.json")),
-                        runtime=package_folder(os.path.join(path, "runtime"), "stages"))
+                        runtime=package_folder(os.path.join(path, "runtime"), "stages"),
+                        tests=test_files(os.path.join(path, "tests")))
+
+
+def local_labels(paths):
+    """The bundle of a local check: the labelled files at `paths`, prediction files graded as they are."""
+    labels = {}
+    for path in paths:
+        if not os.path.isfile(path):
+            raise BundleError(f"labels {path} not found")
+        labels[os.path.basename(path)] = read_labels(path)
+    return HiddenBundle(f"labels {', '.join(paths)}", labels, {}, reference=None, predictions="files", local=True)

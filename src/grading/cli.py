@@ -4,6 +4,8 @@ The command line of a tests module (grader.py calls `main`).
     python grader.py                  every test
     python grader.py 1e-0-basic 1f    one test, or a whole part; also 'basic' or 'hidden'
     python grader.py --json results/results.json --hidden /path/to/bundle
+    python grader.py --list --hidden /path/to/bundle     the tests that would run, the bundle's among them
+    python grader.py --labels data/birth_dev.tsv hidden  a local check of the prediction files one has labels for
 
 Exit status: 0 when the run completed, whatever the score; 2 for a usage
 error (unknown test id, missing submission, unusable bundle); 130 when
@@ -17,7 +19,7 @@ import signal
 import sys
 
 from . import registry
-from .bundle import HIDDEN_ENV, BundleError, load_bundle
+from .bundle import HIDDEN_ENV, BundleError, check_thresholds, load_bundle, local_labels
 from .report import render
 from .results import write_results
 from .runner import Limits, readable_by
@@ -31,8 +33,13 @@ def parser(default_submission):
     p.add_argument("--json", metavar="PATH", help="also write Gradescope's results.json to PATH")
     p.add_argument("--hidden", metavar="DIR", default=os.environ.get(HIDDEN_ENV),
                    help=f"the instructors' hidden bundle (default: ${HIDDEN_ENV}; none: hidden tests are graded on submission)")
+    p.add_argument("--labels", metavar="FILE", action="append",
+                   help="a local check instead of a bundle: grade the prediction files as they are against these "
+                        "labelled files (e.g. data/birth_dev.tsv); repeatable")
     p.add_argument("--submission", metavar="DIR", default=default_submission,
                    help="the submission package to grade (default: %(default)s)")
+    p.add_argument("--files", metavar="DIR",
+                   help="the folder of the parameters and prediction files (default: the submission package)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="time limit for every test instead of its own")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="tests run at once (default: %(default)s)")
     p.add_argument("--memory-mb", type=int, default=4096, help="address-space limit of each test process (default: %(default)s)")
@@ -44,9 +51,18 @@ def parser(default_submission):
     return p
 
 
-def listing(tests):
-    """One line per test: id, points, description."""
-    return "\n".join(f"  {t.test_id:<12} {t.points:>4g} pts  {t.description}" for t in tests)
+def listing(tests, bundle=None):
+    """One line per test: id, points, description, thresholds (the bundle's where it sets them), origin."""
+    lines = []
+    for t in tests:
+        thresholds = dict(t.thresholds, **(bundle.thresholds.get(t.test_id, {}) if bundle else {}))
+        line = f"  {t.test_id:<12} {t.points:>4g} pts  {t.description}"
+        line += f" ({', '.join(f'{k} {v:g}' for k, v in thresholds.items())})" if thresholds else ""
+        if t.source in registry.BUNDLE_FILES:
+            replaced = f", in place of {os.path.basename(t.replaces.source)}'s" if t.replaces else ""
+            line += f"  [from {os.path.basename(t.source)}{replaced}]"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def usage_error(message):
@@ -54,33 +70,49 @@ def usage_error(message):
     return 2
 
 
-def main(argv=None, tests_file=None, default_thresholds=None, preload=()):
+def read_bundle(args):
+    """The hidden bundle (its tests registered) or the local check's labels, as the arguments ask; None for neither."""
+    if args.hidden and args.labels:
+        raise BundleError("give either --hidden (the instructors' bundle) or --labels (a local check), not both")
+    if args.labels:
+        return local_labels(args.labels)
+    if not args.hidden:
+        return None
+    bundle = load_bundle(args.hidden)
+    try:
+        registry.load_bundle_tests(bundle.tests)
+    except ValueError as error:
+        raise BundleError(str(error)) from None
+    check_thresholds(bundle, registry.TESTS.values())
+    return bundle
+
+
+def main(argv=None, tests_file=None, preload=()):
     """
-    Grade according to the command line; returns the exit status.
-    `default_thresholds` are the thresholds a bundle may override; `preload`
+    Grade according to the command line; returns the exit status. `preload`
     names the modules the zygote imports once for all test processes.
     """
     if os.name != "posix":
         return usage_error("the grader needs a POSIX system: Linux, macOS, or WSL on Windows")
     tests_file = os.path.abspath(tests_file or sys.argv[0])
     args = parser(os.path.join(os.path.dirname(tests_file), "src", "submission")).parse_args(argv)
+    try:
+        bundle = read_bundle(args)
+    except BundleError as error:
+        return usage_error(str(error))
     if args.list:
-        print(listing(registry.TESTS.values()))
+        print(listing(registry.select([]), bundle))
         return 0
     try:
         tests = registry.select(args.tests)
     except KeyError as unknown:
         return usage_error(f"unknown test {', '.join(unknown.args[0])}; known tests:\n"
-                           + listing(registry.TESTS.values()))
+                           + listing(registry.select([]), bundle))
     if not os.path.isfile(os.path.join(args.submission, "__init__.py")):
         return usage_error(f"{args.submission} is not a submission package (no __init__.py)")
-    bundle = None
-    if args.hidden:
-        try:
-            bundle = load_bundle(args.hidden, default_thresholds or {})
-        except BundleError as error:
-            return usage_error(str(error))
-    elif args.json:
+    if args.files is not None and not os.path.isdir(args.files):
+        return usage_error(f"--files {args.files} is not a folder")
+    if bundle is None and args.json:
         print("grader: no hidden bundle: hidden tests score 0 in the results file", file=sys.stderr)
     user = None
     if args.user:
@@ -88,15 +120,17 @@ def main(argv=None, tests_file=None, default_thresholds=None, preload=()):
             user = pwd.getpwnam(args.user)
         except KeyError:
             return usage_error(f"no user named {args.user!r}")
-        needed = [os.path.dirname(os.__file__), tests_file, os.path.dirname(os.path.abspath(__file__))]
+        needed = [os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
         unreadable = [path for path in needed if not readable_by(user, path)]
         if unreadable:
             return usage_error(f"user {args.user} cannot read {unreadable[0]}: "
                                "install Python and the grader where that user can read them, or omit --user")
-    suite = Suite(tests_file, args.submission, bundle, Limits(memory_bytes=args.memory_mb << 20),
-                  user, args.jobs, args.timeout, preload, fork=not args.spawn)
-    heading = (f"Grading {os.path.abspath(args.submission)}\nhidden bundle: "
-               + (bundle.path if bundle else "none (hidden tests are graded on submission)"))
+    suite = Suite(args.submission, bundle, Limits(memory_bytes=args.memory_mb << 20),
+                  user, args.jobs, args.timeout, preload, fork=not args.spawn, files_dir=args.files)
+    heading = (f"Grading {os.path.abspath(args.submission)}\n"
+               + ("hidden bundle: none (hidden tests are graded on submission)" if bundle is None
+                  else f"local check: {bundle.path} (prediction files graded as they are)" if bundle.local
+                  else f"hidden bundle: {bundle.path}"))
     print(heading, flush=True)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a terminated run cleans up like Ctrl-C
     try:

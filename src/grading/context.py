@@ -10,6 +10,7 @@ import shutil
 import time
 
 from .bundle import BundleError
+from .registry import source_of
 from .trusted import TrustedFailure, run_trusted
 
 GRADED_ON_SUBMISSION = "graded on submission"
@@ -39,15 +40,15 @@ def check(condition, message):
 
 class Snapshot:
     """
-    The submission's prediction files, read once before any submission code
-    runs (None: too large), and its parameters files, copied as they are then
-    into `private_dir`, which submitted code cannot reach.
+    The prediction files of the hand-in's `folder`, read once before any
+    submission code runs (None: too large), and its parameters files, copied
+    as they are then into `private_dir`, which submitted code cannot reach.
     """
 
-    def __init__(self, submission_dir, private_dir, max_bytes=16 << 20, max_params_bytes=1 << 30):
-        self.files, self.params = {}, {}
-        for name in sorted(os.listdir(submission_dir)):
-            path = os.path.join(submission_dir, name)
+    def __init__(self, folder, private_dir, max_bytes=16 << 20, max_params_bytes=1 << 30):
+        self.folder, self.files, self.params = folder, {}, {}
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
             if not os.path.isfile(path) or os.path.islink(path):
                 continue
             if name.endswith(".predictions"):
@@ -63,7 +64,8 @@ class Snapshot:
 class Context:
     """A test's view of the run: probes of the submission and of the reference, its files, the hidden bundle."""
 
-    def __init__(self, sandbox, submission_dir, snapshot, bundle, scratch, deadline):
+    def __init__(self, test, sandbox, submission_dir, snapshot, bundle, scratch, deadline):
+        self.test = test
         self.sandbox = sandbox
         self.submission_dir = submission_dir
         self.snapshot = snapshot
@@ -77,7 +79,7 @@ class Context:
         if not getattr(probe, "is_probe", False):
             raise TypeError(f"{probe.__name__} is not decorated with @probe")
         self.deadline += self.sandbox.warm_up()  # the one-off start of the zygote is not the test's time
-        outcome = self.sandbox.run(self.submission_dir, probe.__name__, kwargs, self.remaining())
+        outcome = self.sandbox.run(self.submission_dir, source_of(probe), probe.__name__, kwargs, self.remaining())
         if outcome.output:
             self.outputs.append(outcome.output)
         if outcome.status == "timeout":
@@ -93,12 +95,14 @@ class Context:
         runtime/ decoding modules on its path.
         """
         bundle = self.require_bundle()
+        if bundle.local:
+            raise NotGraded(f"{GRADED_ON_SUBMISSION}: it needs the reference solution")
         if bundle.reference is None:
             raise BundleError(f"the hidden bundle {bundle.path} has no reference/ package")
         if not getattr(probe, "is_probe", False):
             raise TypeError(f"{probe.__name__} is not decorated with @probe")
         try:
-            return run_trusted(self.sandbox.tests_file, probe.__name__, kwargs, bundle.reference, bundle.runtime,
+            return run_trusted(source_of(probe), probe.__name__, kwargs, bundle.reference, bundle.runtime,
                                self.remaining(), self.sandbox.limits.memory_bytes)
         except TrustedFailure as failure:
             raise BundleError(f"the reference solution failed {probe.__name__}: {failure}")
@@ -116,8 +120,8 @@ class Context:
     def hand_in(self, found, filename, stage, kind):
         """found[filename], one of the snapshot's tables, once the file is known present and not too large."""
         if filename not in found:
-            missing = f"{os.path.join(self.submission_dir, filename)} is missing: make it with ./run.sh {stage}"
-            if self.bundle is None:
+            missing = f"{os.path.join(self.snapshot.folder, filename)} is missing: make it with ./run.sh {stage}"
+            if self.bundle is None or self.bundle.local:
                 raise NotGraded(f"{GRADED_ON_SUBMISSION}; {missing}")
             raise TestFailure(missing)
         if found[filename] is None:
@@ -143,13 +147,16 @@ class Context:
         return copy
 
     def answers(self, filename):
-        """The hidden answers of labelled file `filename`."""
-        return self.require_bundle().answers(filename)
+        """The hidden answers of labelled file `filename` (a local check without it: graded on submission)."""
+        bundle = self.require_bundle()
+        if bundle.local and filename not in bundle.labels:
+            raise NotGraded(f"{GRADED_ON_SUBMISSION}: it needs the labels of {filename}")
+        return bundle.answers(filename)
 
     def questions(self, filename):
         """The hidden questions of labelled file `filename`, in order."""
         return self.require_bundle().questions(filename)
 
-    def threshold(self, key):
-        """The threshold entry `key`, from the bundle's thresholds.json or the tests' defaults."""
-        return self.require_bundle().thresholds[key]
+    def threshold(self):
+        """This test's thresholds: its @graded line's, with the bundle's thresholds.json entry for it on top."""
+        return dict(self.test.thresholds, **self.require_bundle().thresholds.get(self.test.test_id, {}))

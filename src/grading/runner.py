@@ -105,11 +105,9 @@ class ForkedProbe:
 
 
 class Sandbox:
-    """Runs probes of `tests_file` against submission packages, one fresh process each."""
+    """Runs probes against submission packages, one fresh process each."""
 
-    def __init__(self, tests_file, work_root, token, limits=None, user=None, hidden_env=(),
-                 preload=(), fork=CAN_FORK):
-        self.tests_file = os.path.abspath(tests_file)
+    def __init__(self, work_root, token, limits=None, user=None, hidden_env=(), preload=(), fork=CAN_FORK):
         self.work_root = work_root
         self.token = token
         self.limits = limits or Limits()
@@ -206,14 +204,17 @@ class Sandbox:
             os.close(result_write)
             os.close(output_write)
 
-    def run(self, package_dir, probe_name, kwargs, timeout):
-        """Run probe `probe_name`(package, **kwargs) in a new process; never raises for the submission's faults."""
+    def run(self, package_dir, module, probe_name, kwargs, timeout):
+        """
+        Run probe `probe_name` of the file `module` as probe(package, **kwargs) in a new
+        process; never raises for the submission's faults.
+        """
         self.warm_up()
         started = time.monotonic()
         layout = self.prepare(package_dir)
         result_read, result_write = os.pipe()
         output_read, output_write = os.pipe()
-        request = dict(token=self.token, tests_file=self.tests_file, probe=probe_name, kwargs=kwargs,
+        request = dict(token=self.token, module=module, probe=probe_name, kwargs=kwargs,
                        package_dir=layout["package"], memory_bytes=self.limits.memory_bytes,
                        file_bytes=self.limits.file_bytes,
                        processes=self.limits.processes if self.user is not None else None)

@@ -1,9 +1,11 @@
 """
 The inside of the sandbox: what one probe process does.
 
-The process sets its resource limits, loads the tests module, imports the
-submission package, calls one probe and writes exactly one message to the
-private result pipe:
+The process reads the source of the probe's module as the grading process's
+user (so a hidden test of the bundle, which the submission's user cannot
+read, can send probes too), sets its resource limits, runs that source,
+imports the submission package, calls one probe and writes exactly one
+message to the private result pipe:
 
     <run token>\n<JSON {"ok": true, "value": ...} or {"ok": false, "stage": ..., "error": ...}>
 
@@ -43,6 +45,7 @@ import shutil
 import signal
 import sys
 import traceback
+import types
 
 try:
     import resource
@@ -186,8 +189,18 @@ def isolate(order, result_fd):
     die_with_parent(signal.SIGKILL)  # after setuid, which clears it
 
 
+def read_source(path):
+    """The text of the probe's module, or None when it cannot be read (answer() then says so)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def enter(order, result_fd):
     """Run the probe of `order` (isolated when it names a user), answer on `result_fd`, end the process."""
+    order["request"]["source"] = read_source(order["request"]["module"])
     os.environ.update(HOME=order["home"], TMPDIR=order["home"])
     if order.get("uid") is not None:
         isolate(order, result_fd)
@@ -220,6 +233,15 @@ def load_module(name, path, package_dir=None):
     return module
 
 
+def load_source(name, path, source):
+    """Run `source`, the text of the file at `path`, as module `name`."""
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    exec(compile(source, path, "exec"), module.__dict__)
+    return module
+
+
 def describe(error):
     """A traceback of `error` without this file's frames, cut to its last ERROR_CHARS characters."""
     frames = [frame for frame in traceback.extract_tb(error.__traceback__)
@@ -231,8 +253,10 @@ def describe(error):
 
 def answer(request):
     """Run the requested probe and return the message for the grading process."""
-    tests = load_module("grader_tests", request["tests_file"])
-    probe = getattr(tests, request["probe"], None)
+    if request["source"] is None:
+        return {"ok": False, "stage": "grader", "error": f"cannot read the probe's module {request['module']}"}
+    probes = load_source("grader_probes", request["module"], request["source"])
+    probe = getattr(probes, request["probe"], None)
     if not getattr(probe, "is_probe", False):
         return {"ok": False, "stage": "grader", "error": f"no probe named {request['probe']!r}"}
     try:

@@ -52,10 +52,10 @@ def judge(test, context):
 class Suite:
     """One grading run of a submission package, with an optional hidden bundle."""
 
-    def __init__(self, tests_file, submission_dir, bundle=None, limits=None, user=None,
-                 jobs=2, timeout=None, preload=(), fork=True):
-        self.tests_file = tests_file
+    def __init__(self, submission_dir, bundle=None, limits=None, user=None,
+                 jobs=2, timeout=None, preload=(), fork=True, files_dir=None):
         self.submission_dir = os.path.abspath(submission_dir)
+        self.files_dir = os.path.abspath(files_dir or submission_dir)  # the parameters and predictions
         self.bundle = bundle
         self.limits = limits
         self.user = user
@@ -68,10 +68,10 @@ class Suite:
         """Run `tests`; returns (results in the same order, wall-clock seconds)."""
         started = time.monotonic()
         private = tempfile.mkdtemp(prefix="grading-private-")  # mode 0700: the snapshot's parameters
-        snapshot = Snapshot(self.submission_dir, private)
+        snapshot = Snapshot(self.files_dir, private)
         work_root = tempfile.mkdtemp(prefix="grading-")
         os.chmod(work_root, 0o755)
-        sandbox = Sandbox(self.tests_file, work_root, secrets.token_hex(16), self.limits, self.user,
+        sandbox = Sandbox(work_root, secrets.token_hex(16), self.limits, self.user,
                           hidden_env=(HIDDEN_ENV,), preload=self.preload, fork=self.fork)
         try:
             with ThreadPoolExecutor(max_workers=self.jobs) as pool:
@@ -95,7 +95,7 @@ class Suite:
         scratch = tempfile.mkdtemp(prefix=f"{test.test_id}-", dir=work_root)
         os.chmod(scratch, 0o755)
         limit = self.timeout if self.timeout is not None else test.timeout
-        context = Context(sandbox, self.submission_dir, snapshot, self.bundle, scratch, started + limit)
+        context = Context(test, sandbox, self.submission_dir, snapshot, self.bundle, scratch, started + limit)
         status, message = judge(test, context)
         waited = context.deadline - (started + limit)  # the zygote's start, shared by all tests
         return TestResult(test, status, test.points if status == "pass" else 0.0, message,

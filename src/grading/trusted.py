@@ -4,14 +4,14 @@ a process that never imports submitted code.
 
 The process is a new interpreter (`python -I`) of the grading process's own
 user (root on the grading server, where submitted code runs as another
-user, so it can neither read nor signal this process). It imports the tests
+user, so it can neither read nor signal this process). It imports the probe's
 module, registers the bundle's reference/ as the package `submission` before
 anything can import the submitted copy, puts the bundle's runtime/ (the
 stages' decoding modules) first on the path, runs the probe with the
 reference as `sub`, and writes one JSON message on its standard output;
 whatever the reference prints goes to standard error.
 
-    request (stdin)   {"tests_file", "probe", "kwargs", "reference", "runtime", "memory_bytes"}
+    request (stdin)   {"module", "probe", "kwargs", "reference", "runtime", "memory_bytes"}
     answer (stdout)   {"ok": true, "value": ...} or {"ok": false, "error": "..."}
 
 The grading process uses it to fingerprint the reference model and to
@@ -35,16 +35,17 @@ class TrustedFailure(Exception):
     """The trusted process did not answer (the reference failed, or it took too long)."""
 
 
-def run_trusted(tests_file, probe_name, kwargs, reference, runtime, timeout, memory_bytes=4 << 30):
-    """probe(reference package, **kwargs) in a trusted process; its value, or TrustedFailure."""
-    request = dict(tests_file=os.path.abspath(tests_file), probe=probe_name, kwargs=kwargs,
+def run_trusted(module, probe_name, kwargs, reference, runtime, timeout, memory_bytes=4 << 30):
+    """probe `probe_name` of the file `module`, run on the reference package with **kwargs in a
+    trusted process; its value, or TrustedFailure."""
+    request = dict(module=os.path.abspath(module), probe=probe_name, kwargs=kwargs,
                    reference=reference, runtime=runtime, memory_bytes=memory_bytes)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
     try:
         done = subprocess.run([sys.executable, "-I", "-c", BOOT, GRADING_ROOT], input=json.dumps(request),
                               capture_output=True, text=True, timeout=timeout, env=env,
-                              cwd=os.path.dirname(os.path.abspath(tests_file)))
+                              cwd=os.path.dirname(os.path.abspath(module)))
     except subprocess.TimeoutExpired:
         raise TrustedFailure(f"the reference did not finish {probe_name} within {timeout:.0f} s")
     try:
@@ -59,7 +60,7 @@ def run_trusted(tests_file, probe_name, kwargs, reference, runtime, timeout, mem
 
 def answer(request):
     """Run the requested probe on the reference; the message for the grading process."""
-    tests = load_module("grader_tests", request["tests_file"])
+    tests = load_module("grader_probes", request["module"])
     load_module("submission", os.path.join(request["reference"], "__init__.py"), request["reference"])
     if request.get("runtime"):
         sys.path.insert(0, request["runtime"])

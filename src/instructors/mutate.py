@@ -52,7 +52,9 @@ MODULES = {
     'src/stages/checkpoint.py': ('tests/test_mutants_stages.py',),  # which mutmut cannot trace to a function
     'src/instructors/release/checks.py': ('tests/test_mutants_release.py',),
     'src/instructors/release/regions.py': ('tests/test_mutants_release.py', *REGION_TESTS),
-    'grader.py': ('tests/test_mutants_grader.py',),  # its probes run in-process there, on src/submission
+    **{f'src/grading/handout/{name}.py': ('tests/test_grading_handout.py',)  # probes run in-process there
+       for name in ('answers', 'corpora', 'spans', 'configs', 'models', 'predictions')},
+    'src/assignment/unwritten.py': ('tests/test_grading_handout.py',),
     **{f'src/grading/{name}.py': ('tests/test_mutants_grading.py',) for name in (
         'bundle', 'results', 'report', 'registry', 'context', 'suite', 'cli', 'runner', 'trusted')},
 }
@@ -124,22 +126,17 @@ EQUIVALENT = {
        for n in (6, 7)},
     **{f'grading.trusted.x_main__mutmut_{n}': "json.dump escapes every non-ASCII character: the answer's bytes are "
        "the same in any encoding" for n in (15, 18, 24)},
-    'grader.x_answered__mutmut_17': "check(None, ...) fails as check(False, ...) does",
-    **{f'grader.x_check_train__mutmut_{n}': WEIGHTS_ONLY for n in (39, 42)},
-    **{f'grader.x_check_train__mutmut_{n}': "any item appended makes `calls` non-empty" for n in (5, 6)},
-    **{f'grader.x_fingerprint__mutmut_{n}': "the condition stored each parameter's first name already, so "
-       "setdefault returns it whatever its default" for n in (26, 28)},
-    'grader.x_fingerprint__mutmut_30': "remove_duplicate=None is falsy, as False is",
-    **{f'grader.x_ids__mutmut_{n}': "iterating a 1-D tensor gives 0-d tensors, which int() reads as .tolist()'s "
-       "numbers" for n in (2, 4, 8, 9)},
-    'grader.x_prediction_score__mutmut_77': "the bound carries + 1e-9, so no whole number of differences equals it",
-    'grader.x_same_setting__mutmut_22': "math.isclose's default rel_tol is 1e-9",
-    'grader.x_set_weights__mutmut_16': "the noise is symmetric and submission and reference get the same weights: "
-                                       "fingerprints are only compared with each other",
-    **{f'grader.x_write_biographies__mutmut_{n}': "the biographies are ASCII: every encoding writes the same bytes"
-       for n in (27, 30, 34, 38, 41, 45)},
-    **{f'grader.x_write_span_corpus__mutmut_{n}': "the span corpus is ASCII: every encoding writes the same bytes"
-       for n in (47, 50, 54)},
+    'grading.handout.answers.x_answered__mutmut_17': "check(None, ...) fails as check(False, ...) does",
+    **{f'grading.handout.models.x_fingerprint__mutmut_{n}': "the condition stored each parameter's first name "
+       "already, so setdefault returns it whatever its default" for n in (26, 28)},
+    'grading.handout.models.x_fingerprint__mutmut_30': "remove_duplicate=None is falsy, as False is",
+    **{f'grading.handout.spans.x_ids__mutmut_{n}': "iterating a 1-D tensor gives 0-d tensors, which int() reads as "
+       ".tolist()'s numbers" for n in (2, 4, 8, 9)},
+    'grading.handout.configs.x_same_setting__mutmut_22': "math.isclose's default rel_tol is 1e-9",
+    'grading.handout.models.x_set_weights__mutmut_16': "the noise is symmetric and submission and reference get the "
+                                                       "same weights: fingerprints are only compared with each other",
+    **{f'grading.handout.corpora.x_write_biographies__mutmut_{n}': "the biographies are ASCII: every encoding writes "
+       "the same bytes" for n in (27, 30, 34, 38, 41, 45)},
 }
 
 # surviving mutants that only a run on a GPU could kill (they count as survivors): mutmut's name -> why
@@ -154,7 +151,6 @@ GPU_ONLY = {
     **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': CPU_ONLY for n in (13, 16)},
     'stages.batches.xǁSeededExamplesǁ__getitem____mutmut_10': "fork_rng(devices=None) forks no CUDA generator "
                                                              "when there is none, as devices=[] does",
-    **{f'grader.x_check_train__mutmut_{n}': CPU_LOAD for n in (38, 41)},
     **{f'stages.checkpoint.{name}': NO_CUDA for name in (
         'x_rng_states__mutmut_9', 'x_rng_states__mutmut_10', 'x_set_rng_states__mutmut_12',
         'x_set_rng_states__mutmut_13', 'x_set_rng_states__mutmut_14')},
@@ -175,8 +171,6 @@ def work_copy(module):
     config = configparser.ConfigParser()
     config.read(CONFIG)
     config['mutmut']['only_mutate'] = module
-    if not module.startswith('src/'):  # grader.py: mutmut copies and mutates only what source_paths names
-        config['mutmut']['source_paths'] = '\n' + '\n'.join(('src', module))
     config['mutmut']['pytest_add_cli_args_test_selection'] = '\n' + '\n'.join(MODULES[module])
     with open(folder / 'setup.cfg', 'w') as f:
         config.write(f)

@@ -13,7 +13,8 @@ import shutil
 import sys
 import tempfile
 
-from stages.facts import DATA_FILES
+from assignment.facts import DATA_FILES
+from grading.bundle import BundleError, read_thresholds
 from stages.inputs import InputError
 
 from . import checks
@@ -37,6 +38,8 @@ def parse_args(argv):
     parser.add_argument("--thresholds", help="thresholds.json for the hidden bundle (default: the tests' own)")
     parser.add_argument("--grading", help="grading.json for the hidden bundle, e.g. {\"predictions\": \"files\"} "
                                           "for a course that does not collect parameters (default: regenerate)")
+    parser.add_argument("--tests", help="a folder of hidden tests (*.py, written as grader.py's) for the bundle's "
+                                        "tests/: they add tests, or replace grader.py's of the same id")
     return parser.parse_args(argv)
 
 
@@ -52,6 +55,13 @@ def check_arguments(args):
     for option, path in (("--thresholds", args.thresholds), ("--grading", args.grading)):
         if path is not None and not os.path.isfile(path):
             raise ReleaseError(f"{option} {path} does not exist")
+    if args.thresholds is not None:
+        try:
+            read_thresholds(args.thresholds)
+        except BundleError as error:
+            raise ReleaseError(str(error)) from None
+    if args.tests is not None and not hidden_tests(args.tests):
+        raise ReleaseError(f"--tests {args.tests} holds no .py files of hidden tests")
     if os.path.exists(out) and not os.path.isdir(out):
         raise ReleaseError(f"--out {args.out} is a file, not a folder")
     if (REPO_DIR + os.sep).startswith(out + os.sep):
@@ -61,16 +71,24 @@ def check_arguments(args):
     return out
 
 
+def hidden_tests(folder):
+    """The .py files of a --tests folder, sorted; () when it is not a folder."""
+    if not os.path.isdir(folder):
+        return ()
+    return tuple(os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.endswith(".py"))
+
+
 def build(args, staging):
     """Build and check the release in `staging`; returns the number of regions cut."""
     student = os.path.join(staging, "student")
-    cut_count = build_student(REPO_DIR, args.data, student)
-    found = checks.problems(student, args.test_labels, os.path.join(REPO_DIR, "src", "submission"))
+    cut_count = build_student(REPO_DIR, args.data, student, args.thresholds)
+    tests = hidden_tests(args.tests) if args.tests else ()
+    found = checks.problems(student, args.test_labels, os.path.join(REPO_DIR, "src", "submission"), tests)
     if found:
         raise ReleaseError(f"the starter is not fit to hand out: {'; '.join(found)}")
     autograder = os.path.join(staging, "autograder")
     settings = {"thresholds.json": args.thresholds, "grading.json": args.grading}
-    build_autograder(REPO_DIR, args.data, args.test_labels, settings, student, autograder)
+    build_autograder(REPO_DIR, args.data, args.test_labels, settings, student, autograder, tests)
     failure = checks.bundle_failure(student, os.path.join(autograder, "hidden"))
     if failure:
         raise ReleaseError(f"the grader does not accept the hidden bundle: {failure}")

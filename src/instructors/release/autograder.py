@@ -13,6 +13,7 @@ Assemble the grading server's bundle (OUT/autograder) next to a finished starter
         reference/                      the reference solution's .py files: structure checks, regeneration
         runtime/stages/                 the stages' decoding modules, with the perceiver's cache that the
                                         starter lacks: predictions are regenerated as the stages make them
+        tests/                          the instructors' hidden tests (--tests), when given
 """
 
 import json
@@ -20,7 +21,7 @@ import os
 import shutil
 import stat
 
-from stages.facts import CORPUS, DELIVERABLES
+from assignment.facts import CORPUS, DELIVERABLES
 from stages.inputs import pretraining_dataset
 from stages.params import vocabulary_string
 
@@ -64,9 +65,9 @@ def write_runtime(repo_dir, hidden_dir):
         shutil.copyfile(os.path.join(repo_dir, "src", "stages", name), os.path.join(target, name))
 
 
-def write_hidden_bundle(repo_dir, data_dir, labels_path, settings, hidden_dir):
+def write_hidden_bundle(repo_dir, data_dir, labels_path, settings, hidden_dir, test_paths=()):
     """The hidden bundle: labels, the settings files given ({name: path or None}), the vocabulary,
-    the reference solution's .py files and the decoding runtime."""
+    the reference solution's .py files, the decoding runtime and the hidden tests at `test_paths`."""
     os.makedirs(hidden_dir)
     shutil.copyfile(os.path.join(data_dir, DEV_LABELS), os.path.join(hidden_dir, DEV_LABELS))
     shutil.copyfile(labels_path, os.path.join(hidden_dir, TEST_LABELS))
@@ -77,6 +78,9 @@ def write_hidden_bundle(repo_dir, data_dir, labels_path, settings, hidden_dir):
     shutil.copytree(os.path.join(repo_dir, "src", SUBMISSION), os.path.join(hidden_dir, "reference"),
                     ignore=lambda folder, names: [n for n in names if not n.endswith(".py")])
     write_runtime(repo_dir, hidden_dir)
+    for path in test_paths:
+        os.makedirs(os.path.join(hidden_dir, "tests"), exist_ok=True)
+        shutil.copyfile(path, os.path.join(hidden_dir, "tests", os.path.basename(path)))
 
 
 def write_scripts(autograder_dir):
@@ -87,11 +91,11 @@ def write_scripts(autograder_dir):
         os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def build_autograder(repo_dir, data_dir, labels_path, settings, student_dir, out_dir):
+def build_autograder(repo_dir, data_dir, labels_path, settings, student_dir, out_dir, test_paths=()):
     """Write the autograder bundle into out_dir (which must not exist yet), from the starter in student_dir."""
     os.makedirs(out_dir)
     write_scripts(out_dir)
     with open(os.path.join(out_dir, "deliverables.txt"), "w", encoding="utf-8") as f:
         f.write("".join(name + "\n" for name in DELIVERABLES))
     shutil.copytree(student_dir, os.path.join(out_dir, "starter"), symlinks=True)
-    write_hidden_bundle(repo_dir, data_dir, labels_path, settings, os.path.join(out_dir, "hidden"))
+    write_hidden_bundle(repo_dir, data_dir, labels_path, settings, os.path.join(out_dir, "hidden"), test_paths)

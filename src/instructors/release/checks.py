@@ -2,9 +2,9 @@
 Checks on a finished release, run before it is moved into place.
 
 Each check returns what is wrong (an empty list or None when all is well), so
-the release can refuse to hand out a starter that leaks answers, ships
-trained outputs or does not even import, or a hidden bundle that the grader
-would reject.
+the release can refuse to hand out a starter that leaks answers or hidden
+tests, ships trained outputs or does not even import, or a hidden bundle that
+the grader would reject.
 """
 
 import os
@@ -80,25 +80,34 @@ def import_failure(tree):
     return python_failure(tree, "import " + ", ".join(modules))
 
 
-BUNDLE_CHECK = (
-    "import runpy, sys\n"
-    "tests = runpy.run_path('grader.py', run_name='bundle_check')\n"
-    "from grading.bundle import BundleError, load_bundle\n"
-    "try:\n"
-    "    load_bundle(sys.argv[1], tests['THRESHOLDS'])\n"
-    "except BundleError as error:\n"
-    "    sys.exit(str(error))\n"
-)
+BUNDLE_CHECK = "import runpy, sys\nsys.argv[:] = ['grader.py', '--list', '--hidden', sys.argv[1]]\n" \
+               "runpy.run_path('grader.py', run_name='__main__')\n"
 
 
 def bundle_failure(tree, hidden_dir):
-    """None when the starter's grader accepts the hidden bundle at hidden_dir, else its complaint."""
+    """None when the starter's grader accepts the hidden bundle at hidden_dir (its tests too), else its complaint."""
     return python_failure(tree, BUNDLE_CHECK, hidden_dir)
 
 
-def problems(tree, labels_path, package_dir):
-    """Every reason not to hand out the starter tree cut from the solution package at package_dir, one line each."""
+def hidden_test_lines(tree, test_paths):
+    """The @graded lines of the hidden tests that the starter's grader.py does not hold: they name hidden tests."""
+    lines = set()
+    for path in test_paths:
+        with open(path, encoding="utf-8") as f:
+            lines.update(line.strip() for line in f if line.strip().startswith("@graded("))
+    if lines:
+        with open(os.path.join(tree, "grader.py"), encoding="utf-8") as f:
+            lines -= {line.strip() for line in f}
+    return sorted(lines)
+
+
+def problems(tree, labels_path, package_dir, test_paths=()):
+    """
+    Every reason not to hand out the starter tree cut from the solution package at package_dir, one line each;
+    `test_paths` are the hidden bundle's tests.
+    """
     found = [f"{path} contains a line of the test labels" for path in files_leaking(tree, label_lines(labels_path))]
+    found += [f"{path} names a hidden test" for path in files_leaking(tree, hidden_test_lines(tree, test_paths))]
     found += [f"{path} contains a line of the solution's regions"
               for path in files_leaking(tree, solution_lines(package_dir))]
     found += [f"{path} is a trained output" for path in trained_outputs(tree)]

@@ -12,14 +12,18 @@ What goes in, by the layout of src/ (see each package's docstring):
     nothing else of it but the NOTEBOOKS, so no params or predictions;
   - the course data students train and evaluate on (DATA_FILES), without the
     test labels;
-  - a student README made from templates/README.student.md.
+  - a student README made from templates/README.student.md, which lists the
+    thresholds of grader.py's tests (with the release's thresholds.json on top).
 """
 
+import json
 import os
+import runpy
 import shutil
 
-from stages.facts import DATA_FILES, DELIVERABLES, THRESHOLDS
-from stages.score import needed
+from assignment.facts import DATA_FILES, DELIVERABLES
+from grading import registry
+from grading.handout.predictions import needed
 
 from . import regions
 
@@ -96,19 +100,31 @@ def environment_name(repo_dir):
     raise ReleaseError("environment.yml has no 'name:' line, which the student README needs")
 
 
-def write_readme(repo_dir, out_dir):
-    """The student README, with the environment's name, the deliverables and the thresholds (stages/facts.py)."""
+def thresholds_in_words(repo_dir, thresholds_path=None):
+    """A line for each test of grader.py that has thresholds: its id, description and threshold in words."""
+    runpy.run_path(os.path.join(repo_dir, "grader.py"), run_name="release")
+    given = {}
+    if thresholds_path is not None:
+        with open(thresholds_path, encoding="utf-8") as f:
+            given = json.load(f)
+    return "\n".join(f"- `{test.test_id}` ({test.description}): "
+                     f"{needed(dict(test.thresholds, **given.get(test.test_id, {})))}"
+                     for test in registry.select([]) if test.thresholds)
+
+
+def write_readme(repo_dir, out_dir, thresholds_path=None):
+    """The student README, with the environment's name, the deliverables and the tests' thresholds."""
     with open(os.path.join(TEMPLATES, "README.student.md"), encoding="utf-8") as f:
         template = f.read()
     listed = "\n".join(f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1))
-    thresholds = "\n".join(f"- `{stem}.predictions`: {needed(threshold)}" for stem, threshold in THRESHOLDS.items())
+    thresholds = thresholds_in_words(repo_dir, thresholds_path)
     text = (template.replace("{environment}", environment_name(repo_dir)).replace("{deliverables}", listed)
             .replace("{thresholds}", thresholds))
     with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
         f.write(text)
 
 
-def build_student(repo_dir, data_dir, out_dir):
+def build_student(repo_dir, data_dir, out_dir, thresholds_path=None):
     """
     Write the starter tree into out_dir (which must not exist yet) and
     return the number of regions cut.
@@ -121,5 +137,5 @@ def build_student(repo_dir, data_dir, out_dir):
     cut_count = write_cut_submission(os.path.join(repo_dir, "src"), os.path.join(out_dir, "src"))
     for name in DATA_FILES:
         copy_file(os.path.join(data_dir, name), os.path.join(out_dir, "data", name))
-    write_readme(repo_dir, out_dir)
+    write_readme(repo_dir, out_dir, thresholds_path)
     return cut_count

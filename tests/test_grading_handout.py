@@ -1,10 +1,9 @@
 """
-Tests that kill the mutants of grader.py's judges and probes that the rest of
-the suite lets live: the suite runs grader.py in other processes, where
-mutmut cannot see which function a test reaches. Here the probes run
-in-process on the reference package (src/submission) and the judges read
-plain data, either the probes' answers or answers made up to be wrong in one
-way each.
+The probes and judges of this assignment's grading (src/grading/handout/),
+tested in-process: the probes run on the reference package (src/submission)
+and the judges read plain data, either the probes' answers or answers made
+up to be wrong in one way each. (The rest of the suite runs grader.py in
+other processes, which a mutation run cannot trace to a function.)
 """
 
 import importlib.util
@@ -18,24 +17,13 @@ import pytest
 import torch
 
 import submission
+from assignment import facts, unwritten
 from grading import BundleError, NotGraded
-from grading.context import TestFailure as Failed
 from grading.bundle import HiddenBundle
+from grading.context import TestFailure as Failed
+from grading.handout import answers, configs, corpora, models, predictions, spans
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_grader():
-    """grader.py, imported as the module `grader` (the name its functions are known by), once."""
-    if "grader" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("grader", ROOT / "grader.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["grader"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["grader"]
-
-
-grader = load_grader()
 
 TINY = dict(n_layer=1, n_head=2, n_embd=8, block_size=16, bottleneck_dim=4)
 
@@ -82,58 +70,59 @@ def failure(function, *args, **kwargs):
 # ---- the grader's own corpora ----------------------------------------------------------------
 
 def test_biographies_name_each_person_first_and_ask_their_birthplace(tmp_path):
-    corpus_path, names_path, documents = grader.write_biographies(str(tmp_path))
+    corpus_path, names_path, documents = corpora.write_biographies(str(tmp_path))
     corpus = Path(corpus_path).read_text(encoding="utf-8")
     lines = corpus.split("\n")
-    assert documents == len(lines) == len(grader.PEOPLE) + 1 and lines[-1] == ""
-    for line, (name, place) in zip(lines, grader.PEOPLE):
+    assert documents == len(lines) == len(corpora.PEOPLE) + 1 and lines[-1] == ""
+    for line, (name, place) in zip(lines, corpora.PEOPLE):
         assert line.startswith(f"{name}. Where was {name} born? In {place}, and {name} lived in ")
-    assert lines[0].endswith(f"lived in {grader.PEOPLE[-1][1]}.")
-    assert lines[1].endswith(f"lived in {grader.PEOPLE[0][1]}.")
+    assert lines[0].endswith(f"lived in {corpora.PEOPLE[-1][1]}.")
+    assert lines[1].endswith(f"lived in {corpora.PEOPLE[0][1]}.")
     names = Path(names_path).read_text(encoding="utf-8")
-    assert names == "".join(f"Where was {name} born?\t{place}\n" for name, place in grader.PEOPLE)
+    assert names == "".join(f"Where was {name} born?\t{place}\n" for name, place in corpora.PEOPLE)
     assert (corpus_path, names_path) == (str(tmp_path / "wiki.txt"), str(tmp_path / "birth_places_train.tsv"))
 
 
 def test_the_span_corpus_is_seeded_with_long_and_short_documents(tmp_path):
-    path, documents = grader.write_span_corpus(str(tmp_path))
+    path, documents = corpora.write_span_corpus(str(tmp_path), count=240, seed=spans.SPAN_SEED)
     assert Path(path).read_text(encoding="utf-8") == "\n".join(documents)
     assert len(documents) == 240
     long, short = documents[::2], documents[1::2]
-    assert all(grader.MAX_TRUNCATION <= len(d) <= grader.BLOCK_SIZE - 3 for d in long)
-    assert all(4 <= len(d) < grader.MAX_TRUNCATION for d in short)
+    assert all(corpora.LONG_DOCUMENT <= len(d) <= facts.BLOCK_SIZE - 3 for d in long)
+    assert all(4 <= len(d) < corpora.LONG_DOCUMENT for d in short)
     assert len({len(d) for d in long}) > 8 and min(len(d) for d in short) < 20
-    assert all(d[0].isupper() and d.split(" ")[0].rstrip(",.").lower() in grader.WORDS for d in documents)
-    assert grader.write_span_corpus(str(tmp_path), count=6)[1] == documents[:6]
+    assert all(d[0].isupper() and d.split(" ")[0].rstrip(",.").lower() in corpora.WORDS for d in documents)
+    assert corpora.write_span_corpus(str(tmp_path), count=6, seed=spans.SPAN_SEED)[1] == documents[:6]
 
 
 def test_span_document_lengths_reach_both_ends_of_their_ranges(tmp_path):
-    documents = grader.write_span_corpus(str(tmp_path), count=2000)[1]
+    documents = corpora.write_span_corpus(str(tmp_path), count=2000, seed=spans.SPAN_SEED)[1]
     long, short = [len(d) for d in documents[::2]], [len(d) for d in documents[1::2]]
-    assert (min(long), max(long)) == (grader.MAX_TRUNCATION, grader.BLOCK_SIZE - 3)
-    assert (min(short), max(short)) == (4, grader.MAX_TRUNCATION - 1)
-    assert grader.write_span_corpus(str(tmp_path), count=6, seed=1)[1] != documents[:6]
+    assert (min(long), max(long)) == (corpora.LONG_DOCUMENT, facts.BLOCK_SIZE - 3)
+    assert (min(short), max(short)) == (4, corpora.LONG_DOCUMENT - 1)
+    assert corpora.write_span_corpus(str(tmp_path), count=6, seed=1)[1] != documents[:6]
 
 
 # ---- failures in student code, as data ---------------------------------------------------------
 
 def test_an_unwritten_function_is_named_with_its_part():
-    assert grader.part_of("finetune") == "part (c and f)"
-    assert str(grader.unwritten("pretrain", "returned None")) == \
+    assert unwritten.part_of("finetune") == "part (c and f)"
+    assert str(unwritten.unwritten("pretrain", "returned None")) == \
         "part (f): pretrain returned None: it is not written yet"
-    assert grader.written(0, "pretrain") == 0
-    with pytest.raises(grader.PartFailure, match=r"^part \(g\): initialize_perceiver_model returned None: it is"):
-        grader.written(None, "initialize_perceiver_model")
+    assert unwritten.written(0, "pretrain") == 0
+    with pytest.raises(unwritten.PartFailure, match=r"^part \(g\): initialize_perceiver_model returned None: it is"):
+        unwritten.written(None, "initialize_perceiver_model")
 
 
 def student_package(tmp_path):
-    """A package of two files whose functions raise NotImplementedError, imported as a module object."""
+    """A package whose functions, named as the handout's, raise NotImplementedError; imported as a module object."""
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("from .helper import pretrain, unknown\n")
     (package / "helper.py").write_text("def pretrain():\n    inner()\n\n\n"
                                        "def inner():\n    raise NotImplementedError\n\n\n"
-                                       "def unknown():\n    raise NotImplementedError\n\n\nclass Box:\n"
+                                       "def unknown():\n    raise NotImplementedError\n\n\n"
+                                       "class DownProjectBlock:\n"
                                        "    def forward(self):\n        raise NotImplementedError\n")
     spec = importlib.util.spec_from_file_location("pkg_under_test", package / "__init__.py",
                                                   submodule_search_locations=[str(package)])
@@ -146,14 +135,29 @@ def student_package(tmp_path):
     return module
 
 
-def test_raised_in_names_the_innermost_function_of_the_package(tmp_path):
+def test_the_unwritten_function_is_the_innermost_student_function_of_the_package(tmp_path):
     sub = student_package(tmp_path)
     package_dir = str(tmp_path / "pkg")
-    for call, innermost in ((sub.pretrain, "inner"), (sub.helper.Box().forward, "Box.forward")):
+    for call, innermost in ((sub.pretrain, "pretrain"), (sub.helper.DownProjectBlock().forward,
+                                                         "DownProjectBlock.forward")):
         with pytest.raises(NotImplementedError) as caught:
             call()
-        assert grader.raised_in(caught.value, package_dir) == innermost
-        assert grader.raised_in(caught.value, str(tmp_path / "elsewhere")) is None
+        assert unwritten.unimplemented_function(caught.value, package_dir) == innermost
+        assert unwritten.unimplemented_function(caught.value, str(tmp_path / "elsewhere")) is None
+        assert unwritten.unimplemented_function(caught.value) == innermost
+    with pytest.raises(NotImplementedError) as caught:
+        sub.unknown()
+    assert unwritten.unimplemented_function(caught.value, package_dir) is None
+
+
+def test_a_loader_workers_traceback_text_names_the_function():
+    error = NotImplementedError("Caught NotImplementedError in DataLoader worker process 0.\n"
+                                "  File \"dataset.py\", line 9, in __getitem__\n    raise NotImplementedError\n")
+    assert unwritten.unimplemented_function(error) == "CharCorruptionDataset.__getitem__"
+    assert unwritten.unimplemented_line(error) == ("part (e): CharCorruptionDataset.__getitem__ raises "
+                                                   "NotImplementedError: it is not written yet")
+    assert unwritten.unimplemented_line(NotImplementedError("elsewhere")) == \
+        "some of your code raises NotImplementedError: it is not written yet"
 
 
 def test_reported_turns_unwritten_code_into_one_line(tmp_path):
@@ -162,73 +166,126 @@ def test_reported_turns_unwritten_code_into_one_line(tmp_path):
     def probe_pretrain(sub, twice):
         return {"twice": 2 * twice} if twice else sub.pretrain()
 
-    run = grader.reported(probe_pretrain)
+    run = unwritten.reported(probe_pretrain)
     assert run.__name__ == "probe_pretrain"
     assert run(sub, twice=3) == {"value": {"twice": 6}}
-    unwritten = run(sub, twice=0)
-    assert unwritten["failure"] == "some of your code raises NotImplementedError"
-    assert "NotImplementedError" in unwritten["traceback"] and "probe_pretrain" not in unwritten["traceback"]
-    named = grader.reported(lambda sub: sub.unknown())
-    assert named(sub)["failure"] == "some of your code raises NotImplementedError"
+    failed = run(sub, twice=0)
+    assert failed["failure"] == "part (f): pretrain raises NotImplementedError: it is not written yet"
+    assert "NotImplementedError" in failed["traceback"] and "probe_pretrain" not in failed["traceback"]
+    named = unwritten.reported(lambda sub: sub.unknown())
+    assert named(sub)["failure"] == "some of your code raises NotImplementedError: it is not written yet"
     sub.helper.unknown.__code__ = sub.helper.unknown.__code__.replace(co_name="pretrain", co_qualname="pretrain")
     assert named(sub)["failure"] == "part (f): pretrain raises NotImplementedError: it is not written yet"
-    refused = grader.reported(lambda sub: grader.written(None, "train"))(sub)
+    refused = unwritten.reported(lambda sub: unwritten.written(None, "train"))(sub)
     assert refused == {"failure": "part (c): train returned None: it is not written yet", "traceback": ""}
 
 
 def test_ids_and_plain_values():
-    assert grader.ids(torch.tensor([3, 1])) == [3, 1] and grader.ids((2.0, 5)) == [2, 5]
-    assert all(type(v) is int for v in grader.ids(torch.tensor([3, 1])))
-    assert grader.plain((0.9, [1, None], True, "x")) == [0.9, [1, None], True, "x"]
-    assert grader.plain({"a": 1}) == "{'a': 1}"
+    assert spans.ids(torch.tensor([3, 1])) == [3, 1] and spans.ids((2.0, 5)) == [2, 5]
+    assert all(type(v) is int for v in spans.ids(torch.tensor([3, 1])))
+    assert configs.plain((0.9, [1, None], True, "x")) == [0.9, [1, None], True, "x"]
+    assert configs.plain({"a": 1}) == "{'a': 1}"
 
 
 # ---- models, weights and fingerprints ----------------------------------------------------------
 
 def test_build_model_uses_the_helpers_only_where_asked():
-    vanilla = grader.build_model(submission, "vanilla", 10, TINY)
-    assert type(vanilla) is submission.GPT and vanilla.get_block_size() == 16
+    vanilla, how = models.build_model(submission, "vanilla", 10, TINY)
+    assert type(vanilla) is submission.GPT and vanilla.get_block_size() == 16 and how is None
     assert sum(p.numel() for p in vanilla.parameters()) == sum(
         p.numel() for p in submission.GPT(submission.GPTConfig(10, 16, n_layer=1, n_head=2, n_embd=8)).parameters())
     fake = types.SimpleNamespace(GPTConfig=submission.GPTConfig, GPT=submission.GPT,
                                  initialize_vanilla_model=lambda mconf: None,
                                  initialize_perceiver_model=lambda mconf, bottleneck_dim: ("perceiver", bottleneck_dim))
-    assert grader.build_model(fake, "perceiver", 10, TINY) == ("perceiver", 4)
-    assert type(grader.build_model(fake, "vanilla", 10, TINY)) is submission.GPT
-    with pytest.raises(grader.PartFailure, match=r"part \(c\): initialize_vanilla_model returned None"):
-        grader.build_model(fake, "vanilla", 10, TINY, helper=True)
+    assert models.build_model(fake, "perceiver", 10, TINY) == (("perceiver", 4), None)
+    assert type(models.build_model(fake, "vanilla", 10, TINY)[0]) is submission.GPT
+    with pytest.raises(unwritten.PartFailure, match=r"part \(c\): initialize_vanilla_model returned None"):
+        models.build_model(fake, "vanilla", 10, TINY, helper=True)
     fake.initialize_perceiver_model = lambda mconf, bottleneck_dim: None
-    with pytest.raises(grader.PartFailure, match=r"part \(g\): initialize_perceiver_model"):
-        grader.build_model(fake, "perceiver", 10, TINY)
+    with pytest.raises(unwritten.PartFailure, match=r"part \(g\): initialize_perceiver_model"):
+        models.build_model(fake, "perceiver", 10, TINY)
+
+
+def test_a_changed_gpt_constructor_is_built_the_submissions_own_way():
+    class Widened(submission.GPT):
+        def __init__(self, config, extra):
+            super().__init__(config)
+            self.extra = extra
+    fake = types.SimpleNamespace(GPTConfig=submission.GPTConfig, GPT=Widened,
+                                 initialize_vanilla_model=lambda mconf: Widened(mconf, "own"))
+    model, how = models.build_model(fake, "vanilla", 10, TINY)
+    assert model.extra == "own" and model.get_block_size() == 16
+    assert how.startswith("the model was built with initialize_vanilla_model, because GPT(config) raised "
+                          "TypeError: ") and "extra" in how
+    fake.initialize_vanilla_model = lambda mconf: None
+    with pytest.raises(TypeError, match="extra"):
+        models.build_model(fake, "vanilla", 10, TINY)
 
 
 def test_refused_training_raises_at_every_entry_and_gives_back_train(trainer_kept):
-    own = submission.train
+    own = submission.train, submission.Trainer.train
     helper = sys.modules[submission.finetune.__module__]
-    assert grader.refuse_training(submission) is own
+    assert configs.refuse_training(submission) == own
     for call in (submission.train, helper.train, submission.Trainer.train):
-        with pytest.raises(grader.TrainsItself):
+        with pytest.raises(configs.TrainsItself):
             call(None, "x", None)
 
 
-def test_check_train_needs_a_call_to_the_trainer_and_the_state_dict(tmp_path, monkeypatch, trainer_kept):
+def tiny_trainer(ckpt_path=None):
+    """A tiny GPT and a real Trainer of the reference on three names, as finetune() would set them up."""
+    torch.manual_seed(0)
+    corpus = "Ada. Where was Ada born? In Lima.\nBo. Where was Bo born? In Oslo.\n"
+    pretraining = submission.CharCorruptionDataset(corpus, 32)
+    names = submission.NameDataset("Where was Ada born?\tLima\nWhere was Bo born?\tOslo\n", pretraining)
+    model = submission.GPT(submission.GPTConfig(pretraining.vocab_size, 32, n_layer=1, n_head=2, n_embd=8))
+    config = submission.TrainerConfig(max_epochs=3, batch_size=2, learning_rate=1e-2, num_workers=4,
+                                      ckpt_path=ckpt_path)
+    return model, submission.Trainer(model, names, None, config)
+
+
+def test_check_train_runs_the_submissions_trainer_and_reads_what_train_left(tmp_path, monkeypatch, trainer_kept):
     monkeypatch.chdir(tmp_path)
-    model = torch.nn.Linear(2, 2)
-    trainer = submission.Trainer.__new__(submission.Trainer)
-    grader.check_train(submission, submission.train, model, trainer)
-    assert set(torch.load("written.params", weights_only=True)) == {"weight", "bias"}
-    (tmp_path / "written.params").unlink()
-    with pytest.raises(grader.PartFailure, match="train never calls trainer.train"):
-        grader.check_train(submission, lambda m, path, t: None, model, trainer)
-    with pytest.raises(grader.PartFailure, match="train saved nothing to writing_params_path"):
-        grader.check_train(submission, lambda m, path, t: t.train(), model, trainer)
+    model, trainer = tiny_trainer()
+    before = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    configs.check_train(submission.train, submission.Trainer.train, model, trainer)
+    assert (trainer.config.max_epochs, trainer.config.num_workers, trainer.epoch) == (1, 0, 0)
+    saved = torch.load("written.params", weights_only=True)
+    assert set(saved) == set(before) and not all(torch.equal(saved[n], before[n]) for n in before)
+
+
+def test_train_may_save_through_the_trainers_checkpoint(tmp_path, monkeypatch, trainer_kept):
+    monkeypatch.chdir(tmp_path)
+    model, trainer = tiny_trainer()
+
+    def through_the_trainer(m, path, t):
+        t.config.ckpt_path = path
+        t.train()
+    configs.check_train(through_the_trainer, submission.Trainer.train, model, trainer)
+    assert set(torch.load("written.params", weights_only=True)) == set(model.state_dict())
+
+
+def test_check_train_names_what_train_does_wrong(tmp_path, monkeypatch, trainer_kept):
+    monkeypatch.chdir(tmp_path)
+
+    def saves_first(m, path, t):
+        torch.save(m.state_dict(), path)
+        t.train()
 
     def saves_weights_only(m, path, t):
         t.train()
-        torch.save({"weight": m.weight}, path)
-    told = "^part \\(c\\): train saved something other than the model's state_dict$"
-    with pytest.raises(grader.PartFailure, match=told):
-        grader.check_train(submission, saves_weights_only, model, trainer)
+        torch.save({"weight": m.head.weight}, path)
+    cases = {"^part \\(c\\): train never calls trainer.train\\(\\): it is not written yet$": lambda m, path, t: None,
+             "^part \\(c\\): train saved nothing to writing_params_path: it is not written yet$":
+                 lambda m, path, t: t.train(),
+             "^part \\(c\\): train saved something other than the model's state_dict$": saves_weights_only,
+             "^part \\(c\\): the parameters train saved are not the trained model's: save them after "
+             "trainer.train\\(\\) returns$": saves_first}
+    for told, train in cases.items():
+        for leftover in tmp_path.glob("*.params"):
+            leftover.unlink()
+        model, trainer = tiny_trainer()
+        with pytest.raises(unwritten.PartFailure, match=told):
+            configs.check_train(train, submission.Trainer.train, model, trainer)
 
 
 class Planted:
@@ -248,9 +305,9 @@ def test_check_train_never_runs_code_stored_in_the_saved_file(tmp_path, monkeypa
     def saves_code(m, path, t):
         t.train()
         torch.save(Planted(planted), path)
+    model, trainer = tiny_trainer()
     with pytest.raises(Exception):
-        grader.check_train(submission, saves_code, torch.nn.Linear(2, 2),
-                           submission.Trainer.__new__(submission.Trainer))
+        configs.check_train(saves_code, submission.Trainer.train, model, trainer)
     assert not os.path.exists(planted)
 
 
@@ -262,8 +319,8 @@ def tiny_gpt(seed=0, vocab_size=12, perceiver=False):
 
 def test_set_weights_depends_on_the_names_only():
     a, b = tiny_gpt(0), tiny_gpt(1)
-    grader.set_weights(a)
-    grader.set_weights(b)
+    models.set_weights(a)
+    models.set_weights(b)
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
     norms = [m.weight.detach() for m in a.modules() if isinstance(m, torch.nn.LayerNorm)]
     assert norms and all(0.5 < float(w.mean()) < 1.5 and float(w.std()) > 0.01 for w in norms)
@@ -297,29 +354,29 @@ class Spy(torch.nn.Module):
 def test_the_fingerprint_changes_the_block_from_each_causality_position():
     spy = Spy(block=64)
     spy.train()
-    found = grader.fingerprint(spy, 40, seed=3)
+    found = models.fingerprint(spy, 40, seed=3)
     assert not spy.training
     base, *changed = spy.seen
     assert len(changed) == 2 and all(len(block) == 64 for block in spy.seen)  # only positions 10 and 40 fit
     assert all(2 <= t < 40 for block in spy.seen for t in block) and len(set(base)) > 10
-    assert min(base) == 2 and min(t for j, block in zip(grader.CAUSALITY_POSITIONS, changed) for t in block[j:]) == 2
-    for j, block in zip(grader.CAUSALITY_POSITIONS, changed):
+    assert min(base) == 2 and min(t for j, block in zip(models.CAUSALITY_POSITIONS, changed) for t in block[j:]) == 2
+    for j, block in zip(models.CAUSALITY_POSITIONS, changed):
         assert block[:j] == base[:j] and block[j:] != base[j:]
     assert len(found["logits"]) == 3 and len(found["logits"][0]) == 64
-    assert all(len(row) == grader.LOGIT_COLUMNS for row in found["logits"][0])
+    assert all(len(row) == models.LOGIT_COLUMNS for row in found["logits"][0])
     assert found["parameters"] == [[n, list(p.shape)] for n, p in spy.named_parameters()]
-    assert found["shared"] == [] and grader.fingerprint(Spy(block=64), 40, seed=4)["logits"] != found["logits"]
-    assert grader.fingerprint(Spy(tied=True), 40, 3)["shared"] == [["again.weight", "head.weight"],
+    assert found["shared"] == [] and models.fingerprint(Spy(block=64), 40, seed=4)["logits"] != found["logits"]
+    assert models.fingerprint(Spy(tied=True), 40, 3)["shared"] == [["again.weight", "head.weight"],
                                                                    ["again.bias", "head.bias"]]
     at_a_position = Spy(block=40)
-    assert len(grader.fingerprint(at_a_position, 40, seed=3)["logits"]) == 2 and len(at_a_position.seen) == 2
+    assert len(models.fingerprint(at_a_position, 40, seed=3)["logits"]) == 2 and len(at_a_position.seen) == 2
     again = Spy(block=64)
-    assert grader.fingerprint(again, 40, seed=3) == found and again.seen == spy.seen
+    assert models.fingerprint(again, 40, seed=3) == found and again.seen == spy.seen
 
 
 def test_module_shapes_reports_sequence_lengths_and_removes_its_hooks():
     model = tiny_gpt(perceiver=True)
-    logits, seen = grader.module_shapes(model, torch.zeros(1, 16, dtype=torch.long), 8)
+    logits, seen = models.module_shapes(model, torch.zeros(1, 16, dtype=torch.long), 8)
     assert logits.shape == (1, 16, 12)
     assert {"inputs": [16], "outputs": [4]} in seen or any(s["outputs"] == [4] and 16 in s["inputs"] for s in seen)
     assert any(s["inputs"] == [16] and s["outputs"] == [16] for s in seen)
@@ -335,7 +392,7 @@ class Pair(torch.nn.Module):
 
 
 def test_module_shapes_reads_every_sequence_of_a_tuple_output():
-    _, seen = grader.module_shapes(torch.nn.Sequential(Pair()), torch.zeros(1, 5, 3), 3)
+    _, seen = models.module_shapes(torch.nn.Sequential(Pair()), torch.zeros(1, 5, 3), 3)
     assert {"inputs": [5], "outputs": [5, 2]} in seen
 
 
@@ -344,43 +401,48 @@ def test_forward_failure_names_the_error_and_where():
         submission.GPT.forward(None, None)
     except Exception as error:
         raised = error
-    failed = grader.forward_failure(raised, submission, "forward pass")
+    failed = models.forward_failure(raised, submission, "forward pass")
     first_line = str(raised).splitlines()[0]
     assert str(failed) == ("part (g): the perceiver's forward pass at block size raises AttributeError: "
-                           f"{first_line} (in GPT.forward)") and first_line
-    assert str(grader.forward_failure(ValueError(), submission, "backward pass")) == \
+                           f"{first_line}") and first_line
+    try:
+        submission.model.UpProjectBlock.forward(None, None, None)
+    except Exception as error:
+        raised = error
+    assert str(models.forward_failure(raised, submission, "forward pass")).endswith(" (in UpProjectBlock.forward)")
+    assert str(models.forward_failure(ValueError(), submission, "backward pass")) == \
         "part (g): the perceiver's backward pass at block size raises ValueError: "
 
 
 def test_vocabulary_numbers_the_characters_in_order():
-    vocabulary = grader.Vocabulary("ab?")
+    vocabulary = predictions.Vocabulary("ab?")
     assert vocabulary.itos == {0: "a", 1: "b", 2: "?"} and vocabulary.stoi == {"a": 0, "b": 1, "?": 2}
-    assert (vocabulary.PAD_CHAR, vocabulary.MASK_CHAR) == (grader.PAD_CHAR, grader.MASK_CHAR)
+    assert (vocabulary.PAD_CHAR, vocabulary.MASK_CHAR) == (facts.PAD_CHAR, facts.MASK_CHAR)
 
 
 # ---- judging plain data --------------------------------------------------------------------------
 
 def test_answered_gives_the_value_or_fails_with_the_line_and_traceback():
-    assert grader.answered({"value": 0}) == 0
-    assert failure(grader.answered, {"oops": 1}) == "the probe's answer is malformed"
-    assert failure(grader.answered, {"failure": "part (c): x", "traceback": ""}) == "part (c): x"
-    assert failure(grader.answered, {"failure": "part (c): x", "traceback": "Trace"}) == "part (c): x\nTrace"
+    assert answers.answered({"value": 0}) == 0
+    assert failure(answers.answered, {"oops": 1}) == "the probe's answer is malformed"
+    assert failure(answers.answered, {"failure": "part (c): x", "traceback": ""}) == "part (c): x"
+    assert failure(answers.answered, {"failure": "part (c): x", "traceback": "Trace"}) == "part (c): x\nTrace"
 
 
 def test_same_setting_compares_kinds_and_numbers():
-    assert grader.same_setting(True, True) and grader.same_setting(1, True) and not grader.same_setting(0, True)
-    assert not grader.same_setting("True", True) and not grader.same_setting(None, False)
-    assert grader.same_setting([0.9, 0.95], (0.9, 0.95)) and not grader.same_setting([0.9], (0.9, 0.95))
-    assert not grader.same_setting((0.9, 0.95), (0.9, 0.95)) and not grader.same_setting([0.9, 0.9], (0.9, 0.95))
-    assert grader.same_setting(6e-4 * (1 + 1e-12), 6e-4) and not grader.same_setting(6.1e-4, 6e-4)
-    assert grader.same_setting(256, 256.0) and not grader.same_setting(True, 1) and not grader.same_setting("1", 1)
+    assert configs.same_setting(True, True) and configs.same_setting(1, True) and not configs.same_setting(0, True)
+    assert not configs.same_setting("True", True) and not configs.same_setting(None, False)
+    assert configs.same_setting([0.9, 0.95], (0.9, 0.95)) and not configs.same_setting([0.9], (0.9, 0.95))
+    assert not configs.same_setting((0.9, 0.95), (0.9, 0.95)) and not configs.same_setting([0.9, 0.9], (0.9, 0.95))
+    assert configs.same_setting(6e-4 * (1 + 1e-12), 6e-4) and not configs.same_setting(6.1e-4, 6e-4)
+    assert configs.same_setting(256, 256.0) and not configs.same_setting(True, 1) and not configs.same_setting("1", 1)
 
 
 def test_the_reference_configs_pass(tmp_path, monkeypatch, trainer_kept):
     monkeypatch.chdir(tmp_path)
     ctx = InProcess(tmp_path)
-    grader.judge_configs(ctx, "vanilla", ["finetune_without_pretraining"], trains=True)
-    grader.judge_configs(ctx, "vanilla", ["pretrain", "finetune_with_pretraining"])
+    configs.judge_configs(ctx, "vanilla", ["finetune_without_pretraining"], trains=True)
+    configs.judge_configs(ctx, "vanilla", ["pretrain", "finetune_with_pretraining"])
     names = [name for name, _ in ctx.calls]
     assert names == ["trainer_configs", "trainer_configs"]
     assert ctx.calls[0][1]["block_size"] == 64 and ctx.calls[0][1]["trains"] is True
@@ -390,10 +452,10 @@ def test_the_reference_configs_pass(tmp_path, monkeypatch, trainer_kept):
 
 def observed_configs(documents=13, block_size=64, **changes):
     """What trainer_configs reports for the reference's finetuning without pretraining, with `changes`."""
-    config = dict(grader.GRADED_CONFIGS["finetune_without_pretraining"], **grader.TRAINER_DEFAULTS,
+    config = dict(facts.GRADED_TRAINING["finetune_without_pretraining"], **facts.TRAINER_DEFAULTS,
                   final_tokens=200 * documents * block_size)
     config["betas"] = list(config["betas"])
-    seen = {"config": {field: config[field] for field in grader.CONFIG_FIELDS}, "loaded": None,
+    seen = {"config": {field: config[field] for field in configs.CONFIG_FIELDS}, "loaded": None, "built": None,
             "train_dataset": "NameDataset"}
     for key, value in changes.items():
         (seen if key in seen else seen["config"])[key] = value
@@ -403,7 +465,7 @@ def observed_configs(documents=13, block_size=64, **changes):
 def test_each_wrong_setting_of_a_config_is_named(tmp_path):
     def judged(**changes):
         ctx = InProcess(tmp_path, canned={"trainer_configs": observed_configs(**changes)})
-        return grader.judge_configs(ctx, "vanilla", ["finetune_without_pretraining"])
+        return configs.judge_configs(ctx, "vanilla", ["finetune_without_pretraining"])
     assert judged() is None
     assert failure(judged, max_epochs=10, weight_decay=0.0) == (
         "vanilla model: finetune_without_pretraining: max_epochs is 10, expected 75; "
@@ -415,13 +477,15 @@ def test_each_wrong_setting_of_a_config_is_named(tmp_path):
     assert failure(judged, loaded=False).endswith(
         "the model does not hold the parameters read from reading_params_path")
     assert judged(loaded=True) is None
+    assert judged(built="the model was built with initialize_vanilla_model") == \
+        "the model was built with initialize_vanilla_model"
 
 
 def test_problems_of_every_stage_are_named(tmp_path):
     first, second = observed_configs(max_epochs=1)["value"], observed_configs(batch_size=1)["value"]
     observed = {"value": {"pretrain": first["finetune_without_pretraining"],
                           "finetune_with_pretraining": second["finetune_without_pretraining"]}}
-    told = failure(grader.judge_configs, InProcess(tmp_path, canned={"trainer_configs": observed}), "perceiver",
+    told = failure(configs.judge_configs, InProcess(tmp_path, canned={"trainer_configs": observed}), "perceiver",
                    ["pretrain", "finetune_with_pretraining"])
     assert told.startswith("perceiver model: pretrain: max_epochs is 1, expected 650; ")
     assert "finetune_with_pretraining: batch_size is 1, expected 256" in told
@@ -432,7 +496,7 @@ def test_causal_drift_is_the_largest_change_before_each_position():
     changed = [[[1.0, 2.0]] * 9 + [[1.0, 2.5]] + [[9.0, 9.0]] * 118,
                [[1.0, 1.75]] + [[1.0, 2.0]] * 39 + [[9.0, 9.0]] * 88,
                [[1.0, 2.0]] * 99 + [[1.0, 2.125]] + [[9.0, 9.0]] * 28]
-    assert grader.causal_drift(base + changed) == [(10, 0.5), (40, 0.25), (100, 0.125)]
+    assert models.causal_drift(base + changed) == [(10, 0.5), (40, 0.25), (100, 0.125)]
 
 
 def fingerprinted(shared=(), parameters=(("w", [2, 3]),), logits=((1.0, 2.0),)):
@@ -442,37 +506,37 @@ def fingerprinted(shared=(), parameters=(("w", [2, 3]),), logits=((1.0, 2.0),)):
 
 def test_fingerprint_differences_name_sharing_shapes_and_logits():
     want = fingerprinted()
-    assert grader.fingerprint_differences(fingerprinted(), want) == []
-    assert grader.fingerprint_differences(fingerprinted(logits=((1.0, 2.0 + 9e-5),)), want) == []
+    assert models.fingerprint_differences(fingerprinted(), want) == []
+    assert models.fingerprint_differences(fingerprinted(logits=((1.0, 2.0 + 9e-5),)), want) == []
     at_zero = fingerprinted(logits=((0.0, 2.0),))
-    assert grader.fingerprint_differences(fingerprinted(logits=((1e-4, 2.0),)), at_zero) == []
-    assert grader.fingerprint_differences(fingerprinted(logits=((1.0, 2.0 + 2e-4),)), want) == [
+    assert models.fingerprint_differences(fingerprinted(logits=((1e-4, 2.0),)), at_zero) == []
+    assert models.fingerprint_differences(fingerprinted(logits=((1.0, 2.0 + 2e-4),)), want) == [
         "with the same weights the logits differ from the reference's by 0.0002"]
-    assert grader.fingerprint_differences(fingerprinted(logits=((1.0 - 3e-4, 2.0),)), want) == [
+    assert models.fingerprint_differences(fingerprinted(logits=((1.0 - 3e-4, 2.0),)), want) == [
         "with the same weights the logits differ from the reference's by 0.0003"]
     shared = [("b.w", "a.w"), ("c.w", "a.w"), ("d.w", "a.w"), ("e.w", "a.w")]
-    assert grader.fingerprint_differences(fingerprinted(shared=shared), want) == [
+    assert models.fingerprint_differences(fingerprinted(shared=shared), want) == [
         "modules are shared between blocks (b.w is a.w; c.w is a.w; d.w is a.w): the reference has a module "
         "of its own in each block"]
     wrong = fingerprinted(parameters=[("w", [3, 2])] + [(f"x{i}", [1]) for i in range(7)])
-    assert grader.fingerprint_differences(wrong, want) == [
+    assert models.fingerprint_differences(wrong, want) == [
         "parameters differ from the reference's: w: [3, 2] instead of [2, 3]; x0: [1] instead of nothing; "
         "x1: [1] instead of nothing; x2: [1] instead of nothing; x3: [1] instead of nothing; "
         "x4: [1] instead of nothing"]
-    assert grader.fingerprint_differences(fingerprinted(parameters=()), want) == [
+    assert models.fingerprint_differences(fingerprinted(parameters=()), want) == [
         "parameters differ from the reference's: w: missing instead of [2, 3]"]
 
 
 def test_xavier_bounds_of_a_latent_matrix():
-    assert grader.xavier_bounds([32, 256]) == (math.sqrt(6 / 288), math.sqrt(6 / 288))
-    wide, named = grader.xavier_bounds([1, 32, 256])
+    assert models.xavier_bounds([32, 256]) == (math.sqrt(6 / 288), math.sqrt(6 / 288))
+    wide, named = models.xavier_bounds([1, 32, 256])
     assert wide == pytest.approx(math.sqrt(6 / (32 * 256 + 256))) and named == math.sqrt(6 / 288)
-    assert grader.xavier_bounds([2, 3, 4, 5])[0] == pytest.approx(math.sqrt(6 / (3 * 20 + 2 * 20)))
+    assert models.xavier_bounds([2, 3, 4, 5])[0] == pytest.approx(math.sqrt(6 / (3 * 20 + 2 * 20)))
 
 
 def test_the_reference_perceiver_passes_its_anatomy():
-    anatomy = grader.answered(grader.perceiver_anatomy(submission, vocab_size=256, seed=grader.FINGERPRINT_SEED))
-    grader.judge_perceiver(anatomy)
+    anatomy = answers.answered(models.perceiver_anatomy(submission, vocab_size=256, seed=models.FINGERPRINT_SEED))
+    models.judge_perceiver(anatomy)
     assert anatomy["down"] and anatomy["up"] and anatomy["logits_length"] == 128
     assert len(anatomy["latents"]) == 1 and anatomy["latents"][0]["grad"]
 
@@ -489,66 +553,88 @@ def anatomy(**changes):
     return good
 
 
-def test_each_flaw_of_a_perceiver_is_told():
-    grader.judge_perceiver(anatomy())
-    bound = math.sqrt(6 / 288)
+def test_each_flaw_of_a_perceivers_structure_is_told():
+    models.judge_perceiver(anatomy())
     cases = {
         "part (g): initialize_perceiver_model builds a GPT without down and up blocks: set mconf.perceiver = True":
             dict(latents=[], down=False),
-        "has no learnable C of shape (m, d) = (32, 256) (or (1, 32, 256))": dict(latents=[]),
-        "no block gives m = 32 positions from the 128 inputs": dict(down=False),
-        "no block gives the 128 positions back from the 32 latents": dict(up=False),
-        "the perceiver gives 32 positions of logits for 128 inputs": dict(logits_length=32),
-        "C should start Xavier-uniform (within +-0.1445, evenly spread), but its largest entry is 0.1446":
+        "part (g): the perceiver has no learnable C of shape (m, d) = (32, 256) (or (1, 32, 256)): the down block's "
+        "queries come from it": dict(latents=[]),
+        "part (g): no block gives m = 32 positions from the 128 inputs: the down block's queries come from C, its "
+        "keys and values from the input": dict(down=False),
+        "part (g): no block gives the 128 positions back from the 32 latents and the input: the up block's queries "
+        "come from the input X, its keys and values from the previous layer's output": dict(up=False),
+        "part (g): the perceiver gives 32 positions of logits for 128 inputs": dict(logits_length=32),
+    }
+    for told, changes in cases.items():
+        assert failure(models.judge_perceiver, anatomy(**changes)) == told
+    for flaw in (dict(max=1.0, std=0.01), dict(grad=False), dict(drift=[1.0, 1.0, 1.0]), dict(latents_move_logits=0)):
+        models.judge_perceiver(anatomy(**flaw))  # the structure only: a prediction test asks no more
+
+
+def test_each_departure_from_the_handouts_perceiver_is_told():
+    models.judge_perceiver_as_specified(anatomy())
+    bound = math.sqrt(6 / 288)
+    cases = {
+        "part (g): C should start Xavier-uniform (within +-0.1445), but its largest entry is 0.1446":
             dict(max=bound * 1.0015),
-        "but its largest entry is 0.1442 and its spread 0.0939": dict(std=bound * 0.65 * 1.001),
-        "and its spread 0.0707": dict(std=bound * 0.49),
-        "no gradient reaches C": dict(grad=False),
-        "changing the tokens from position 40 on changes the logits before it (by up to 0.00011)":
-            dict(drift=[0.0, 1.1e-4, 0.0]),
+        "part (g): C starts as not evenly spread: its largest entry is 0.1442 and its standard deviation 0.0939; "
+        "the handout asks for Xavier-uniform (nn.init.xavier_uniform_: evenly spread within +-0.1445)":
+            dict(std=bound * 0.65 * 1.001),
+        "part (g): C starts as a normal distribution (xavier_normal_ or randn?): its largest entry is 0.1442 and "
+        "its standard deviation 0.0707; the handout asks for Xavier-uniform": dict(std=bound * 0.49),
+        "part (g): no gradient reaches C: C must feed the down block's queries": dict(grad=False),
+        "part (g): the perceiver is not causal: changing the tokens from position 40 on changes the logits before "
+        "it (by up to 0.00011)": dict(drift=[0.0, 1.1e-4, 0.0]),
         "part (g): the output does not depend on the latents: the up block's keys and values come from the previous "
         "layer's output": dict(latents_move_logits=1e-6),
     }
     for told, changes in cases.items():
-        message = failure(grader.judge_perceiver, anatomy(**changes))
-        assert told in message and message.startswith("part (g): "), told
-        assert message == told or not told.startswith("part (g)")
-    grader.judge_perceiver(anatomy(std=bound * 0.501, max=bound * 1.0009))
-    grader.judge_perceiver(anatomy(std=bound * 0.649, max=bound))
-    grader.judge_perceiver(anatomy(shape=[1, 32, 256]))  # the handout's (m, d) bound, not torch's for 3-D
-    grader.judge_perceiver(anatomy(max=0.125, std=0.0625))  # a spread of exactly 0.5 and 0.65 of the largest entry
-    grader.judge_perceiver(anatomy(max=0.125, std=0.08125))
-    grader.judge_perceiver(anatomy(max=math.sqrt(6 / 288) * 1.001))
-    assert "(1, 32, 256)" in failure(grader.judge_perceiver, anatomy(latents=[]))
+        assert failure(models.judge_perceiver_as_specified, anatomy(**changes)).startswith(told), told
+    models.judge_perceiver_as_specified(anatomy(std=bound * 0.501, max=bound * 1.0009))
+    models.judge_perceiver_as_specified(anatomy(std=bound * 0.649, max=bound))
+    models.judge_perceiver_as_specified(anatomy(shape=[1, 32, 256]))  # the handout's (m, d) bound, not torch's
+    models.judge_perceiver_as_specified(anatomy(max=0.125, std=0.0625))  # a spread of exactly 0.5 and 0.65
+    models.judge_perceiver_as_specified(anatomy(max=0.125, std=0.08125))
+    models.judge_perceiver_as_specified(anatomy(max=math.sqrt(6 / 288) * 1.001))
+
+
+def test_a_perceiver_started_with_xavier_normal_is_named_but_is_a_perceiver():
+    torch.manual_seed(0)
+    c = torch.empty(1, 32, 256)
+    torch.nn.init.xavier_normal_(c)
+    normal = anatomy(shape=[1, 32, 256], max=float(c.abs().max()), std=float(c.std()))
+    models.judge_perceiver(normal)
+    assert "starts as a normal distribution (xavier_normal_ or randn?)" in \
+        failure(models.judge_perceiver_as_specified, normal)
 
 
 def test_accuracy_summary_counts_stripped_answers_against_both_thresholds():
     answers = ["London", "Kyoto", "Lima", "Lagos"]
-    assert grader.accuracy_summary([" London ", "Kyoto\t", "x", "y"], answers, {"min_accuracy": 0.5}, "f") == \
+    assert predictions.accuracy_summary([" London ", "Kyoto\t", "x", "y"], answers, {"min_accuracy": 0.5}, "f") == \
         "2 of 4 correct (50.0%)"
-    assert failure(grader.accuracy_summary, ["London", "x", "y", "z"], answers, {"min_accuracy": 0.3}, "dev") == \
+    assert failure(predictions.accuracy_summary, ["London", "x", "y", "z"], answers, {"min_accuracy": 0.3}, "dev") == \
         "dev: 1 of 4 correct (25.0%); needed at least 30%"
-    assert failure(grader.accuracy_summary, ["x"] * 4, answers, {"min_correct": 1, "min_accuracy": 0.1}, "dev") == \
+    assert failure(predictions.accuracy_summary, ["x"] * 4, answers, {"min_correct": 1, "min_accuracy": 0.1}, "dev") == \
         "dev: 0 of 4 correct (0.0%); needed at least 10% and at least 1 correct"
-    assert grader.accuracy_summary(["London", "x", "y", "z"], answers, {"min_correct": 1}, "dev") == \
+    assert predictions.accuracy_summary(["London", "x", "y", "z"], answers, {"min_correct": 1}, "dev") == \
         "1 of 4 correct (25.0%)"
-    assert grader.accuracy_summary(["x"] * 4, answers, {}, "dev") == "0 of 4 correct (0.0%)"
+    assert predictions.accuracy_summary(["x"] * 4, answers, {}, "dev") == "0 of 4 correct (0.0%)"
 
 
 # ---- prediction scores ----------------------------------------------------------------------------
 
 class Graded(InProcess):
-    """A ctx for the prediction tests: a bundle, the submission's files, canned probe answers."""
+    """A ctx for the prediction tests: a bundle, the submission's files, the test's thresholds, canned answers."""
 
     def __init__(self, scratch, predicted, mode="regenerate", thresholds=None, reference=None, canned=None,
                  answers=("London", "Kyoto", "Lima", "Lagos")):
         labels = {"birth_dev.tsv": [(f"Where was P{i} born?", a) for i, a in enumerate(answers)]}
-        bundle = HiddenBundle(str(scratch), labels, {"vanilla.pretrain.dev": thresholds or {"min_accuracy": 0.5},
-                                                      "perceiver.pretrain.dev": thresholds or {"min_accuracy": 0.5}},
-                              reference=None if reference is None else str(scratch), predictions=mode,
-                              vocabulary="abc")
+        bundle = HiddenBundle(str(scratch), labels, {}, reference=None if reference is None else str(scratch),
+                              predictions=mode, vocabulary="abc")
         super().__init__(scratch, bundle=bundle, canned=canned, reference=reference)
         self.predicted, self.shared_paths, self.asked = predicted, [], []
+        self.limits = thresholds or {"min_accuracy": 0.5}
 
     def predictions(self, filename, stage):
         self.asked.append((filename, stage))
@@ -560,8 +646,8 @@ class Graded(InProcess):
     def questions(self, filename):
         return self.bundle.questions(filename)
 
-    def threshold(self, key):
-        return self.bundle.thresholds[key]
+    def threshold(self):
+        return self.limits
 
     def params(self, filename, stage):
         self.asked.append((filename, stage))
@@ -573,11 +659,7 @@ class Graded(InProcess):
 
 
 def score(ctx, perceiver=False):
-    if perceiver:
-        return grader.prediction_score(ctx, "perceiver.pretrain.dev.predictions", "perceiver_eval_dev_with_pretrain",
-                                       "birth_dev.tsv", "perceiver.pretrain.dev")
-    return grader.prediction_score(ctx, "vanilla.pretrain.dev.predictions", "vanilla_eval_dev_with_pretrain",
-                                   "birth_dev.tsv", "vanilla.pretrain.dev")
+    return predictions.score_predictions(ctx, f"{'perceiver' if perceiver else 'vanilla'}.pretrain.dev.predictions")
 
 
 FINGERPRINT = fingerprinted()
@@ -596,7 +678,9 @@ def test_files_mode_scores_the_file_as_it_is(tmp_path):
     assert failure(score, ctx) == "vanilla.pretrain.dev.predictions: 1 of 4 correct (25.0%); needed at least 50%"
     short = Graded(tmp_path, ["London"], mode="files")
     assert failure(score, short) == ("vanilla.pretrain.dev.predictions has 1 predictions for 4 questions in "
-                                     "birth_dev.tsv")
+                                     "birth_dev.tsv: rerun ./run.sh vanilla_eval_dev_with_pretrain")
+    longer = Graded(tmp_path, ["London", "London", "Kyoto", "Lima", "Lagos"], mode="files")
+    assert failure(score, longer).startswith("vanilla.pretrain.dev.predictions has 5 predictions for 4 questions")
     empty = Graded(tmp_path, [], mode="files", answers=())
     assert failure(score, empty) == "the hidden birth_dev.tsv has no questions"
 
@@ -605,7 +689,7 @@ def test_files_mode_still_checks_the_perceiver_is_one(tmp_path):
     ctx = Graded(tmp_path, ["London", "Kyoto", "x", "y"], mode="files",
                  canned={"perceiver_anatomy": {"value": anatomy(down=False)}})
     assert "no block gives m = 32 positions" in failure(score, ctx, perceiver=True)
-    assert ctx.calls == [("perceiver_anatomy", {"vocab_size": 256, "seed": grader.FINGERPRINT_SEED})]
+    assert ctx.calls == [("perceiver_anatomy", {"vocab_size": 256, "seed": models.FINGERPRINT_SEED})]
 
 
 def test_regenerating_needs_a_reference_and_a_vocabulary(tmp_path):
@@ -627,12 +711,12 @@ def test_predictions_regenerated_with_the_reference_model_and_the_file_agreeing(
                                                                                    "min_agreement": 0.75})
     assert score(ctx) == ("3 of 4 correct (75.0%); regenerated from vanilla.finetune.params with the reference's "
                           "model; the file agrees on 3 of 4")
-    request = dict(variant="vanilla", size=grader.GRADED_SIZE, vocabulary="abc",
-                   questions=[f"Where was P{i} born?" for i in range(4)], seed=grader.FINGERPRINT_SEED)
+    request = dict(variant="vanilla", size=facts.GRADED_SIZE, vocabulary="abc",
+                   questions=[f"Where was P{i} born?" for i in range(4)], seed=models.FINGERPRINT_SEED)
     assert ctx.calls == [("reference regenerated_predictions", dict(params_path="/private/vanilla.finetune.params",
                                                                      **request)),
-                         ("model_fingerprint", dict(variant="vanilla", size=grader.GRADED_SIZE, vocab_size=3,
-                                                    seed=grader.FINGERPRINT_SEED))]
+                         ("model_fingerprint", dict(variant="vanilla", size=facts.GRADED_SIZE, vocab_size=3,
+                                                    seed=models.FINGERPRINT_SEED))]
     assert ctx.asked == [("vanilla.pretrain.dev.predictions", "vanilla_eval_dev_with_pretrain"),
                          ("vanilla.finetune.params", "vanilla_finetune_with_pretrain")]
     ctx.bundle.model = dict(TINY)
@@ -648,10 +732,10 @@ def test_a_file_that_disagrees_with_its_parameters_fails(tmp_path):
     assert failure(score, ctx) == (
         "vanilla.pretrain.dev.predictions: 2 of 4 answers differ from those regenerated from "
         "vanilla.finetune.params with the reference's model; at most 1 may (75% agreement)")
-    ctx.bundle.thresholds["vanilla.pretrain.dev"] = {"min_accuracy": 0.5}
+    ctx.limits = {"min_accuracy": 0.5}
     assert "at most 0 may (85% agreement)" in failure(score, ctx)
     ctx.predicted = ["London", "Kyoto", "Lima", "b"]
-    ctx.bundle.thresholds["vanilla.pretrain.dev"] = {"min_accuracy": 0.5, "min_agreement": 0.75}
+    ctx.limits = {"min_accuracy": 0.5, "min_agreement": 0.75}
     assert score(ctx).endswith("the file agrees on 3 of 4")
 
 
@@ -732,19 +816,19 @@ def test_the_submitted_models_own_regeneration_must_work(tmp_path):
 
 def test_the_reference_regenerates_its_own_predictions(tmp_path):
     torch.manual_seed(0)
-    vocabulary = grader.PAD_CHAR + grader.MASK_CHAR + " ?ABLWabdehilnorsw"
+    vocabulary = facts.PAD_CHAR + facts.MASK_CHAR + " ?ABLWabdehilnorsw"
     size = dict(TINY, block_size=32)
-    model = grader.build_model(submission, "vanilla", len(vocabulary), size)
+    model, _ = models.build_model(submission, "vanilla", len(vocabulary), size)
     torch.save(model.state_dict(), tmp_path / "v.params")
     questions = ["Where was Ada born?", "Where was Bo born?"]
-    found = grader.answered(grader.regenerated_predictions(
+    found = answers.answered(predictions.regenerated_predictions(
         submission, variant="vanilla", size=size, params_path=str(tmp_path / "v.params"), vocabulary=vocabulary,
         questions=questions, seed=5))
     assert found["misfit"] == [] and found["perceiver"] is False
     assert len(found["predictions"]) == 2 and all(isinstance(p, str) for p in found["predictions"])
     assert found["shapes"]["tok_emb.weight" if "tok_emb.weight" in found["shapes"] else next(iter(found["shapes"]))]
-    assert found["fingerprint"] == grader.fingerprint(grader.build_model(submission, "vanilla", len(vocabulary), size),
-                                                      len(vocabulary), 5)
+    assert found["fingerprint"] == models.fingerprint(
+        models.build_model(submission, "vanilla", len(vocabulary), size)[0], len(vocabulary), 5)
 
 
 # ---- span corruption examples ------------------------------------------------------------------
@@ -755,11 +839,11 @@ def example(text, document, index=0, types=("torch.int64", "torch.int64")):
     stoi = {c: i for i, c in itos.items()}
     ids = [stoi[c] for c in text]
     raw = {"index": index, "x": ids[:-1], "y": ids[1:], "types": list(types)}
-    return grader.SpanExample(raw, itos, [document])
+    return spans.SpanExample(raw, itos, [document])
 
 
 def test_a_span_example_reads_its_pieces():
-    M, P = grader.MASK_CHAR, grader.PAD_CHAR
+    M, P = facts.MASK_CHAR, facts.PAD_CHAR
     e = example(f"Ada {M}born{M}was {M}{P}{P}", "Ada was born in London")
     assert e.text == f"Ada {M}born{M}was {M}{P}{P}" and e.document == "Ada was born in London"
     assert e.pieces() == ("Ada ", "born", "was ") and e.is_corruption() and e.kept() == 12
@@ -775,21 +859,21 @@ def test_a_span_example_reads_its_pieces():
 
 def test_an_id_outside_the_vocabulary_reads_as_one_question_mark():
     raw = {"index": 0, "x": [0, 99, 1], "y": [99, 1, 7], "types": ["torch.int64"] * 2}
-    assert grader.SpanExample(raw, {0: "A", 1: "b"}, ["Ab"]).text == "A?b?"
+    assert spans.SpanExample(raw, {0: "A", 1: "b"}, ["Ab"]).text == "A?b?"
 
 
 def test_the_reference_span_examples_are_corruptions(tmp_path):
     ctx = InProcess(tmp_path)
-    examples = grader.span_examples(ctx)
-    assert len(examples) == grader.SPAN_EXAMPLES and all(e.is_corruption() for e in examples)
-    assert ctx.calls[0][1] == dict(corpus_path=str(tmp_path / "corpus.txt"), block_size=128, count=1000, seed=224)
+    examples = spans.span_examples(ctx, 128)
+    assert len(examples) == spans.SPAN_EXAMPLES and all(e.is_corruption() for e in examples)
+    assert ctx.calls[0][1] == dict(corpus_path=str(tmp_path / "corpus.txt"), block_size=128, count=3000, seed=224)
 
 
 def test_a_span_example_that_is_not_a_corruption_fails(tmp_path):
-    M = grader.MASK_CHAR
+    M = facts.MASK_CHAR
     itos = [[0, "A"], [1, "d"], [2, "a"], [3, M], [4, "x"]]
-    document = grader.write_span_corpus(str(tmp_path))[1][0]
+    document = corpora.write_span_corpus(str(tmp_path), count=240, seed=spans.SPAN_SEED)[1][0]
     raw = {"index": 0, "x": [0, 3, 1, 3, 2], "y": [3, 1, 3, 2, 3], "types": ["torch.int64"] * 2}
     ctx = InProcess(tmp_path, canned={"corruption_examples": {"value": {"itos": itos, "examples": [raw]}}})
     assert document[:3] != "Ada"
-    assert failure(grader.span_examples, ctx).startswith("an example is not a span corruption of its own document")
+    assert failure(spans.span_examples, ctx, 128).startswith("an example is not a span corruption of its own document")
