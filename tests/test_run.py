@@ -61,7 +61,8 @@ STAGES = {
 TRAINING_STAGES = [s for s in STAGES if "_eval_" not in s]
 DEV_STAGES = [s for s in STAGES if "_eval_dev_" in s]
 TEST_STAGES = [s for s in STAGES if "_eval_test_" in s]
-OTHER_STAGES = ["london_baseline", "demo", "test", "bench", "plot", "release", "collect_submission", "help"]
+OTHER_STAGES = ["london_baseline", "demo", "test", "bench", "plot", "release", "copies", "collect_submission",
+                "help"]
 TINY = dict(n_layer=2, n_head=2, n_embd=32)  # the explicit model size of the in-process tests
 CORRECT_LINE = re.compile(r"^Correct: (\d+\.\d+) out of (\d+\.\d+): ([\d.]+)%$", re.M)
 
