@@ -246,6 +246,11 @@ def test_bad_hand_ins_are_one_line_each_and_the_rest_is_compared(classroom, tmp_
     shutil.copytree(classroom / "submissions" / "ben", submissions / "odd")
     tiny_params(submissions / "odd" / "vanilla.finetune.params", vocab_size=40)
     (submissions / "broken.zip").write_bytes(b"not a zip")
+    answers = (classroom / "submissions" / "ben" / PREDICTIONS[0]).read_bytes()
+    with zipfile.ZipFile(submissions / "damaged.zip", "w", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr(PREDICTIONS[0], answers)
+    damaged = (submissions / "damaged.zip").read_bytes()
+    (submissions / "damaged.zip").write_bytes(damaged.replace(answers[:8], bytes(8), 1))  # a bad CRC-32
     (submissions / "empty").mkdir()
     (submissions / "empty" / "notes.txt").write_text("nothing to hand in")
     out = tmp_path / "out"
@@ -254,6 +259,7 @@ def test_bad_hand_ins_are_one_line_each_and_the_rest_is_compared(classroom, tmp_
     text = (out / "report.md").read_text(encoding="utf-8")
     assert "- broken: not a readable zip (File is not a zip file): not compared" in text
     assert "- empty: no parameters or prediction files" in text
+    assert f"- damaged: {PREDICTIONS[0]} cannot be read (BadZipFile: Bad CRC-32" in text
     assert ("- odd: vanilla.finetune.params is of another size or vocabulary than the class's (head.weight is "
             "(40, 32) there, (63, 32) in most hand-ins): compared by its hash only") in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "submissions"]  # nothing written outside OUT
