@@ -126,6 +126,10 @@ case "$STAGE" in
         instructors_stage
         ensure_packages torch numpy tqdm
         "$PYTHON" -m instructors.release "$@" ;;
+    copies)
+        instructors_stage
+        ensure_packages torch numpy tqdm matplotlib
+        "$PYTHON" -m instructors.copies "$@" ;;
     collect_submission)
         "$PYTHON" -m stages.collect "$@" ;;
     "")

@@ -45,6 +45,7 @@ from stages.inputs import InputError, chosen_device, need_output_folder, pretrai
 from stages.options import SMALL_TRAINING, model_size, parse_args, stage_inputs_exist
 from stages.params import checked_params, stamp, vocabulary_string
 from stages.records import RunRecorder
+from stages.seeds import record_seed, run_seed
 from stages.training import DurationEstimate, run_config
 
 
@@ -129,14 +130,19 @@ def training_overrides(args):
     return overrides
 
 
-def run_identity(args, run_name, inputs, config, processes):
+def run_name(args):
+    """The run's name, which names its folder of records."""
+    return args.tb_expt_name or f"{args.variant}_{args.function}"
+
+
+def run_identity(args, inputs, config, processes):
     """What a checkpoint of this run must match to be resumed."""
     training = {name: getattr(config, name) for name in ('max_epochs', 'batch_size', 'learning_rate', 'betas',
                                                          'grad_norm_clip', 'weight_decay', 'lr_decay',
                                                          'warmup_tokens', 'final_tokens')}
-    return dict(run=run_name, function=args.function,
+    return dict(run=run_name(args), function=args.function,
                 variant=args.variant, vocabulary=inputs.vocabulary, configuration=args.configuration,
-                processes=processes.world, training=training)
+                processes=processes.world, training=training, seed=args.seed)
 
 
 def train(args, inputs, processes):
@@ -144,12 +150,12 @@ def train(args, inputs, processes):
     settings and callbacks (checkpoints; a duration estimate on a CPU), and let the student's
     helper.train save the parameters, stamped; only the main process writes files."""
     size, model = inputs.size, inputs.model
-    run_name = args.tb_expt_name or f"{args.variant}_{args.function}"
-    run_dir = os.path.join(args.experiments_dir, run_name)
+    run_dir = os.path.join(args.experiments_dir, run_name(args))
     checkpoint = os.path.join(run_dir, CHECKPOINT_NAME)
     if processes.main:
         print(f"{args.function} {args.variant}: n_layer {size['n_layer']}, n_head {size['n_head']}, "
-              f"n_embd {size['n_embd']}, on {inputs.device} x {processes.world}; records in {run_dir}")
+              f"n_embd {size['n_embd']}, seed {args.seed}, on {inputs.device} x {processes.world}; "
+              f"records in {run_dir}")
     with RunRecorder(run_dir) if processes.main else contextlib.nullcontext() as recorder:
         if args.function == 'pretrain':
             tconf, trainer = helper.pretrain(inputs.pretraining, BLOCK_SIZE, model, args.pretrain_lr, writer=recorder)
@@ -163,16 +169,18 @@ def train(args, inputs, processes):
                                 **training_overrides(args))
         except ValueError as error:
             raise InputError(str(error)) from None
-        identity = run_identity(args, run_name, inputs, config, processes)
+        identity = run_identity(args, inputs, config, processes)
         resume = read_checkpoint(checkpoint, identity) if args.resume else None
         if resume and recorder:
             recorder.resume_from(resume['step'])
+        if recorder:
+            record_seed(run_dir, args.seed)
         config.callbacks = [*config.callbacks, Checkpointer(checkpoint, identity, args.checkpoint_every, processes,
                                                             resume)]
         if inputs.device.type == 'cpu' and not args.configuration and processes.main:
             config.callbacks.append(DurationEstimate())
         trainer.config = config
-        stamp(model, inputs.vocabulary, args.configuration)
+        stamp(model, inputs.vocabulary, args.configuration, args.seed)
         if processes.main:
             replace_when_done(args.writing_params_path, lambda temporary: saved_by(temporary, model, trainer))
         else:
@@ -195,6 +203,8 @@ def main(argv=None):
     args = parse_args(argv)
     processes, device_name = distributed.start(args.device)
     try:
+        args.seed = run_seed(args.seed, args.resume and args.function != 'evaluate',
+                             os.path.join(args.experiments_dir, run_name(args)), processes)
         inputs = read_inputs(args, device_name)
         if processes.rank:
             set_seed(args.seed + processes.rank)  # the model is built: each process its own dropout

@@ -39,7 +39,7 @@ def command(questions, experiments, params, *extra, processes=1, epochs=6, every
             "--pretrain_corpus_path", str(DATA / "wiki.txt"), "--finetune_corpus_path", str(questions),
             "--writing_params_path", str(params), "--experiments_dir", str(experiments), "--tb_expt_name", RUN,
             "--small", "--max_epochs", str(epochs), "--batch_size", "16", "--dropout", "0", "--device", "cpu",
-            "--checkpoint_every", str(every), *extra]
+            "--checkpoint_every", str(every), "--seed", "0", *extra]
 
 
 def env():

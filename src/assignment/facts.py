@@ -92,6 +92,7 @@ OTHER_STAGES = {
     'bench': ('instructors', 'plain vs fast paths, side by side on this machine'),
     'release': ('instructors', 'cut the student starter and the autograder bundle'),
     'mutate': ('instructors', "mutation testing (mutmut) of the infrastructure's modules, one or all"),
+    'copies': ('instructors', "the class copy report: hand-ins compared by parameters and answers -> OUT/report.md"),
 }
 
 # The files to hand in, in the handout's order: the package's code, then every stage's output.

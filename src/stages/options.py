@@ -41,7 +41,8 @@ def parse_args(argv):
     p.add_argument('--precision', default='auto', choices=['auto', 'fp32', 'bf16', 'fp16'],
                    help="training precision; auto is bf16/fp16 autocast on CUDA, fp32 elsewhere")
     p.add_argument('--compile', action='store_true', help="torch.compile the model for training")
-    p.add_argument('--seed', type=int, default=0)
+    p.add_argument('--seed', type=int, help="the run's seed (default: drawn at random, or the recorded one "
+                                            "with --resume; recorded in the run's seed.txt and the params)")
     p.add_argument('--eval_batch_size', type=int, default=256, help="questions decoded together")
     p.add_argument('--resume', action='store_true', help="continue from the run's last checkpoint "
                                                          "(<experiments_dir>/<run>/checkpoint.pt)")

@@ -7,6 +7,7 @@ params file stays a plain state_dict:
     state_dict._metadata['']['vocabulary']     the vocabulary's characters in index order
     state_dict._metadata['']['configuration']  '' for the graded configuration, else what
                                                differs from it ('n_layer=2 max_epochs=1 ...')
+    state_dict._metadata['']['seed']           the training run's seed (seeds.py), when known
 """
 
 import torch
@@ -19,12 +20,14 @@ def vocabulary_string(dataset):
     return ''.join(dataset.itos[i] for i in range(dataset.vocab_size))
 
 
-def stamp(model, vocabulary, configuration):
-    """From now on, model.state_dict() carries `vocabulary` and `configuration` in its
-    metadata, so the save that writes the parameters (the student's train()) writes the stamp."""
+def stamp(model, vocabulary, configuration, seed=None):
+    """From now on, model.state_dict() carries `vocabulary`, `configuration` and `seed` (if given)
+    in its metadata, so the save that writes the parameters (the student's train()) writes the stamp."""
+    seeded = {} if seed is None else dict(seed=seed)
+
     def write_stamp(module, state_dict, prefix, local_metadata):
         if prefix == '':
-            local_metadata.update(vocabulary=vocabulary, configuration=configuration)
+            local_metadata.update(vocabulary=vocabulary, configuration=configuration, **seeded)
     model.register_state_dict_post_hook(write_stamp)
 
 

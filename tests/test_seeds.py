@@ -1,0 +1,110 @@
+"""
+The seed of a run (src/stages/seeds.py, run.py): drawn at random unless
+--seed is given, the same on every process, recorded in the run's seed.txt
+and in the parameters' stamp, taken back from the records when a run is
+resumed, and part of what a checkpoint must match.
+"""
+
+import socket
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import run
+from stages.distributed import Processes
+from stages.inputs import InputError
+from stages.params import read_stamp
+from stages.seeds import SEED_FILE, drawn_seed, record_seed, run_seed
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
+
+
+@pytest.fixture(scope="module")
+def questions(tmp_path_factory):
+    path = tmp_path_factory.mktemp("questions") / "train.tsv"
+    path.write_text("".join((DATA / "birth_places_train.tsv").read_text(encoding="utf-8").splitlines(True)[:40]))
+    return path
+
+
+def trained(questions, folder, *extra):
+    """run.main finetuning a small model for one epoch into folder/; returns (exit status, params path)."""
+    params = folder / "model.params"
+    status = run.main(["--function", "finetune", "--variant", "vanilla", "--pretrain_corpus_path",
+                       str(DATA / "wiki.txt"), "--finetune_corpus_path", str(questions), "--writing_params_path",
+                       str(params), "--experiments_dir", str(folder / "experiments"), "--tb_expt_name", "run",
+                       "--small", "--device", "cpu", *extra])
+    return status, params
+
+
+@pytest.fixture(scope="module")
+def unseeded_runs(questions, tmp_path_factory):
+    """Two runs of the same command without --seed: (params path, records folder) of each."""
+    runs = []
+    for _ in range(2):
+        folder = tmp_path_factory.mktemp("unseeded")
+        status, params = trained(questions, folder)
+        assert status == 0
+        runs.append((params, folder / "experiments" / "run"))
+    return runs
+
+
+def test_runs_without_a_seed_draw_their_own_and_record_it(unseeded_runs):
+    seeds = []
+    for params, records in unseeded_runs:
+        state = torch.load(params, weights_only=True)
+        seed = read_stamp(state)["seed"]
+        assert (records / SEED_FILE).read_text() == f"{seed}\n"
+        seeds.append(seed)
+    assert seeds[0] != seeds[1]
+    first, second = (torch.load(params, weights_only=True) for params, _ in unseeded_runs)
+    assert any(not torch.equal(first[key], second[key]) for key in first)
+
+
+def test_a_given_seed_is_used_and_stamped(questions, tmp_path):
+    status, params = trained(questions, tmp_path, "--seed", "7")
+    assert status == 0 and read_stamp(torch.load(params, weights_only=True))["seed"] == 7
+
+
+def test_a_resumed_run_takes_the_recorded_seed(tmp_path):
+    record_seed(tmp_path, 1234)
+    assert run_seed(None, True, tmp_path, Processes()) == 1234
+    assert run_seed(5, True, tmp_path, Processes()) == 5
+    assert run_seed(None, False, tmp_path, Processes()) != 1234
+
+
+def test_resuming_a_run_without_a_recorded_seed_says_to_give_it(tmp_path):
+    with pytest.raises(InputError, match=r"no seed is recorded with the run at .*: resume with the run's --seed"):
+        run_seed(None, True, tmp_path, Processes())
+    (tmp_path / SEED_FILE).write_text("seven\n")
+    with pytest.raises(InputError, match=r"does not hold a seed"):
+        run_seed(None, True, tmp_path, Processes())
+
+
+def test_a_checkpoint_of_another_seed_is_refused(questions, tmp_path, capsys):
+    assert trained(questions, tmp_path, "--seed", "1")[0] == 0
+    status, _ = trained(questions, tmp_path, "--seed", "2", "--resume")
+    assert status == 1 and "its seed is 1, this run's is 2" in capsys.readouterr().err
+
+
+def draw_in_process(rank, port, seeds):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    try:
+        seeds[rank] = drawn_seed(Processes(rank, 2))
+    finally:
+        dist.destroy_process_group()
+
+
+def unused_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_every_process_uses_rank_0s_seed():
+    seeds = mp.Manager().dict()
+    mp.spawn(draw_in_process, args=(unused_port(), seeds), nprocs=2)
+    assert seeds[0] == seeds[1]
