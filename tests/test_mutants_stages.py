@@ -615,7 +615,7 @@ def test_a_double_precision_model_decodes_as_sample(spread, monkeypatch):
     model = copy.deepcopy(spread).double()
     kinds = []
     attend = kv_cache.attend
-    monkeypatch.setattr(kv_cache, 'attend', lambda *args: kinds.append(args[-1]) or attend(*args))
+    monkeypatch.setattr(kv_cache, 'attend', lambda *args: kinds.append(args[0].fused) or attend(*args))
     prompts = prompts_of(['abcd', 'ab', 'hhh'])
     assert greedy_decode(model, prompts, 5) == [sampled(model, p, 5) for p in prompts]
     assert set(kinds) == {True}  # the model's fused attention

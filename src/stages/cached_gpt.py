@@ -10,9 +10,7 @@ position up to floating-point rounding.
 
 import torch
 
-from submission.attention import attend
-
-from .kv_cache import KVCache, attention_and_mlp, shared_prefix
+from .kv_cache import KVCache, attend, attention_and_mlp, heads, shared_prefix
 
 
 class VanillaCache:
@@ -81,8 +79,8 @@ class VanillaCache:
         for block, cache in zip(model.blocks, self.caches):
             attn, h = block.attn, block.ln1(x)
             cache.put(h, slot)
-            y = attend(attn.heads(attn.query, h), cache.k[:, :, :slot + 1], cache.v[:, :, :slot + 1], mask,
-                       attn.attn_drop, attn.fused)  # (B, nh, 1, hs)
+            y = attend(attn, heads(attn, attn.query, h), cache.k[:, :, :slot + 1], cache.v[:, :, :slot + 1],
+                       mask)  # (B, nh, 1, hs)
             x = x + attn.proj(y.transpose(1, 2).reshape(B, 1, -1))
             x = x + block.mlp(block.ln2(x))
         return model.head(model.ln_f(x[:, 0]))

@@ -14,7 +14,7 @@ up block's query row t.
 
 import torch
 
-from .kv_cache import KVCache, attend_cached, attention_and_mlp
+from .kv_cache import KVCache, attend_cached, attention_and_mlp, heads
 
 
 def cached_block(block, cache, x, positions, rows=None):
@@ -37,7 +37,7 @@ class PerceiverCache:
         self.model = model
         self.lengths = lengths  # (B,) prompt lengths
         self.m = down.C.size(1)
-        self.down_q = down.attn.heads(down.attn.query, down.ln1(down.C))  # (1, nh, m, hs): fixed queries
+        self.down_q = heads(down.attn, down.attn.query, down.ln1(down.C))  # (1, nh, m, hs): fixed queries
         self.down = KVCache(down.attn, batch, self.m, device)
         self.middle = [KVCache(block.attn, batch, self.m, device) for block in model.blocks]
         self.up = KVCache(up.attn, batch, self.m, device)

@@ -19,9 +19,30 @@ no left padding); each row has its own current position, and a row never
 attends to a cache entry it has not written.
 """
 
-import torch
+import math
 
-from submission.attention import attend
+import torch
+from torch.nn import functional as F
+
+
+def heads(attn, linear, x):
+    """Project x (B, T, d) with `linear`, one of attention layer attn's, and split it into heads: (B, nh, T, hs)."""
+    B, T, C = x.size()
+    return linear(x).view(B, T, attn.n_head, C // attn.n_head).transpose(1, 2)
+
+
+def attend(attn, q, k, v, mask):
+    """
+    Equation (1) of submission/attention.py as attention layer `attn` computes
+    it (fused or written out): q (B, nh, Tq, hs), k and v (B, nh, Tk, hs), a
+    boolean mask that is True where a query may look -> (B, nh, Tq, hs).
+    Decoding runs the model in eval mode, so there is no dropout.
+    """
+    if attn.fused:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))  # (B, nh, Tq, Tk)
+    att = F.softmax(att.masked_fill(~mask, float('-inf')), dim=-1)
+    return att @ v
 
 
 def write(cache, positions, values):
@@ -41,8 +62,7 @@ def attend_cached(attn, q, k_cache, v_cache, positions):
     """Queries q (B, nh, n, hs) at `positions` (B, n) against the cached keys
     and values up to the furthest position, projected by attn.proj: (B, n, d)."""
     width = int(positions.max()) + 1
-    y = attend(q, k_cache[:, :, :width], v_cache[:, :, :width], causal_mask(positions, width),
-               attn.attn_drop, attn.fused)  # (B, nh, n, hs)
+    y = attend(attn, q, k_cache[:, :, :width], v_cache[:, :, :width], causal_mask(positions, width))  # (B, nh, n, hs)
     B, nh, n, hs = y.size()
     return attn.proj(y.transpose(1, 2).reshape(B, n, nh * hs))
 
@@ -69,8 +89,8 @@ class KVCache:
         the rows `rows` (every row if None); return those rows' k, v (B_r, nh, S, hs)."""
         attn = self.attn
         k, v = (self.k, self.v) if rows is None else (self.k[rows], self.v[rows])
-        write(k, positions, attn.heads(attn.key, x))
-        write(v, positions, attn.heads(attn.value, x))
+        write(k, positions, heads(attn, attn.key, x))
+        write(v, positions, heads(attn, attn.value, x))
         if rows is not None:
             self.k[rows], self.v[rows] = k, v
         return k, v
@@ -78,8 +98,8 @@ class KVCache:
     def put(self, h, start):
         """Write the keys and values of h (B or 1, n, d) into slots start..start+n-1 of every row."""
         attn, n = self.attn, h.size(1)
-        self.k[:, :, start:start + n] = attn.heads(attn.key, h)
-        self.v[:, :, start:start + n] = attn.heads(attn.value, h)
+        self.k[:, :, start:start + n] = heads(attn, attn.key, h)
+        self.v[:, :, start:start + n] = heads(attn, attn.value, h)
 
     def keep(self, rows):
         """Keep only the rows `rows` (an index tensor), in that order."""
@@ -89,6 +109,6 @@ class KVCache:
 def attention_and_mlp(block, x, h, k, v, positions):
     """The rest of Block.forward once h = ln1(x) (B, n, d) is known: x plus the attention of h's
     queries at `positions` (B, n) over the keys and values k, v (B, nh, S, hs), then plus the MLP."""
-    x = x + attend_cached(block.attn, block.attn.heads(block.attn.query, h), k, v, positions)
+    x = x + attend_cached(block.attn, heads(block.attn, block.attn.query, h), k, v, positions)
     return x + block.mlp(block.ln2(x))
 
