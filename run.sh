@@ -41,7 +41,7 @@ fail() {
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 
 usage() {
-    "$PYTHON" -m stages.usage
+    "$PYTHON" -m stages.help
 }
 
 ensure_packages() {  # install, from requirements.txt, those of the given modules that are not importable
@@ -81,7 +81,7 @@ instructors_stage() {  # a stage whose tools only the instructors' checkout has
 }
 
 graded() {  # is $1 a graded stage of the stage table?
-    "$PYTHON" -m stages.usage --graded | grep -x -- "$1" >/dev/null  # no -q: grep reads the whole list
+    "$PYTHON" -m stages.help --graded | grep -x -- "$1" >/dev/null  # no -q: grep reads the whole list
 }
 
 STAGE=${1:-}

@@ -14,7 +14,7 @@ metadata, and parameters carrying another are refused. Every input is
 checked, in one step, before anything is written: a bad input gets one line
 on stderr and exit status 1, and the files already there stay as they were
 (new files are written to a temporary name, then renamed).
-Training records go to <experiments_dir>/<tb_expt_name>/ (see stages/records.py).
+Training records go to <experiments_dir>/<tb_expt_name>/ (see runtime/training/records.py).
 
 --small shrinks the model and the training to a smoke test that runs in
 seconds on a CPU; the graded stages never use it.
@@ -32,21 +32,22 @@ if os.environ.get('RANK', '0') != '0':  # under torchrun only rank 0 draws progr
     os.environ['TQDM_DISABLE'] = '1'
 
 from assignment.facts import BLOCK_SIZE
-from assignment.unwritten import PartFailure, unimplemented_line, written
+from assignment.not_written_yet import PartFailure, unimplemented_line, written
 from submission import helper
 from submission.model import GPTConfig
 from submission.utils import evaluate_places, set_seed
 
-from stages import distributed
-from stages.checkpoint import CHECKPOINT_NAME, Checkpointer, Interrupted, read_checkpoint
-from stages.decoding import predict_places
-from stages.files import replace_when_done, write_predictions
-from stages.inputs import InputError, chosen_device, need_output_folder, pretraining_dataset, read_questions
-from stages.options import SMALL_TRAINING, model_size, parse_args, stage_inputs_exist
-from stages.params import checked_params, stamp, vocabulary_string
-from stages.records import RunRecorder
-from stages.seeds import record_seed, run_seed
-from stages.training import DurationEstimate, run_config
+from runtime.training import distributed
+from runtime.training.checkpoint import CHECKPOINT_NAME, Checkpointer, Interrupted, read_checkpoint
+from runtime.decoding import predict_places
+from runtime.atomic_files import replace_when_done, write_predictions
+from runtime.inputs import InputError, chosen_device, need_output_folder, pretraining_dataset, read_questions
+from runtime.command_line import SMALL_TRAINING, model_size, parse_args, stage_inputs_exist
+from runtime.params import checked_params, stamp, vocabulary_string
+from runtime.training.records import RunRecorder
+from runtime.seeds import record_seed, run_seed
+from runtime.training.duration import DurationEstimate
+from runtime.training.fast_steps import run_config
 
 
 def build_model(args, vocab_size, size):

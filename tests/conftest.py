@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import privileged
+from grading import registry
 from submission import GPTConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -165,3 +166,10 @@ def ascii_locale():
     locale.setlocale(locale.LC_CTYPE, 'C')
     yield
     locale.setlocale(locale.LC_CTYPE, before)
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    """An empty registry of graded tests for the test."""
+    monkeypatch.setattr(registry, "TESTS", {})
+    return registry.TESTS

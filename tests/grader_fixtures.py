@@ -27,7 +27,7 @@ import torch
 
 from instructors.release.autograder import write_runtime
 from instructors.release.regions import cut, regions, restore
-from stages.decoding import predict_places
+from runtime.decoding import predict_places
 from submission import GPTConfig, initialize_perceiver_model, initialize_vanilla_model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -32,9 +32,9 @@ import pytest
 import torch
 
 import privileged
-from grader_mutants import HOSTILE_IMPORTS, MUTANTS, apply
+from submission_variants import HOSTILE_IMPORTS, MUTANTS, apply
 from assignment.facts import DELIVERABLES
-from stages.params import stamp, vocabulary_string
+from runtime.params import stamp, vocabulary_string
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = "student"
@@ -54,7 +54,7 @@ class Attack:
     code: str  # appended to the hand-in's __init__.py, after fill(); empty: the hand-in's files are edited
     tests: tuple  # the test ids graded
     broken: dict = field(default_factory=dict)  # test id -> what its output must say (it earns nothing)
-    mutant: str = None  # a mutant of grader_mutants applied too
+    mutant: str = None  # a mutant of submission_variants applied too
     options: tuple = ()  # more grader options
     forbidden: tuple = ()  # text the results must not hold
     shown: str = None  # text the results must hold (the attack's own report)

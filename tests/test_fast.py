@@ -17,15 +17,15 @@ import types
 import pytest
 import torch
 
-from stages.cached_gpt import VanillaCache
-from stages.cached_perceiver import PerceiverCache
-from stages.decoding import ANSWER_STEPS, predict_places, predict_places_plain
-from stages.greedy import CacheUnusable, Recompute, cache_class, greedy_decode
-from stages.kv_cache import shared_prefix
+from runtime.decoding.vanilla_cache import VanillaCache
+from runtime.decoding.perceiver_cache import PerceiverCache
+from runtime.decoding import ANSWER_STEPS, predict_places, predict_places_plain
+from runtime.decoding.greedy import CacheUnusable, Recompute, cache_class, greedy_decode
+from runtime.decoding.kv_cache import shared_prefix
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.utils import sample
-from stages.training import FastSteps, default_length_groups, fused_adamw, split_by_length
+from runtime.training.fast_steps import FastSteps, default_length_groups, fused_adamw, split_by_length
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -387,10 +387,10 @@ def test_a_perceiver_unlike_the_cache_is_answered_by_the_plain_loop(trained, que
 
 def test_a_perceiver_without_its_cache_module_is_answered_in_batches(trained, questions, names, monkeypatch,
                                                                      capsys):
-    """The student starter has no cached_perceiver.py: a perceiver is decoded in batches without a
+    """The student starter has no perceiver_cache.py: a perceiver is decoded in batches without a
     cache (Recompute), with the ids sample writes and the plain loop's predictions; a vanilla
     model keeps its cache."""
-    monkeypatch.setitem(sys.modules, "stages.cached_perceiver", None)  # importing it now fails
+    monkeypatch.setitem(sys.modules, "runtime.decoding.perceiver_cache", None)  # importing it now fails
     assert cache_class(trained) is (Recompute if trained.perceiver else VanillaCache)
     prompts = prompts_of(questions, names, 64)[:8]
     assert greedy_decode(trained, prompts, ANSWER_STEPS) == [
@@ -412,7 +412,7 @@ def test_a_model_that_is_not_causal_is_answered_one_question_at_a_time(trained, 
     prompts = prompts_of(questions, names, 64)[:8]
     with pytest.raises(CacheUnusable):
         greedy_decode(other, prompts, ANSWER_STEPS)
-    monkeypatch.setitem(sys.modules, "stages.cached_perceiver", None)
+    monkeypatch.setitem(sys.modules, "runtime.decoding.perceiver_cache", None)
     with pytest.raises(CacheUnusable):
         greedy_decode(other, prompts, ANSWER_STEPS)
 

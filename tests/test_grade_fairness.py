@@ -16,7 +16,7 @@ import pytest
 
 from grader_fixtures import (POINTS, copy_reference, cut_regions, hand_in, in_background, leave_unwritten,
                              make_bundle, points, run_grader)
-from grader_mutants import apply_edit
+from submission_variants import apply_edit
 
 ALL_TESTS = tuple(POINTS)
 VANILLA_STEMS = ("vanilla.nopretrain", "vanilla.pretrain")
@@ -36,7 +36,7 @@ def only(parts, tests=ALL_TESTS):
 class Case:
     expected: dict  # test id -> points it must give
     unwritten: tuple = ()  # handout parts whose regions are left as the starter has them
-    edits: tuple = ()  # names of grader_mutants.EDITS
+    edits: tuple = ()  # names of submission_variants.EDITS
     stems: tuple = ("vanilla.nopretrain", "vanilla.pretrain", "perceiver.pretrain")  # files handed in
     variants: dict = field(default_factory=dict)  # stem -> the variant of model its files come from
     files_mode: bool = False  # grade prediction files as they are (grading.json)

@@ -20,7 +20,7 @@ from grading.handout.predictions import MIN_AGREEMENT
 
 from grader_fixtures import (POINTS, PREDICTION_STEMS, PREDICTION_TESTS, QUESTIONS, ROOT,
                              copy_reference, hand_in, in_background, labels, make_bundle, points, write_lines)
-from grader_mutants import apply_edit
+from submission_variants import apply_edit
 
 ALLOWED = math.floor((1 - MIN_AGREEMENT) * QUESTIONS["dev"] + 1e-9)  # answers of 60 that may differ
 
@@ -63,7 +63,7 @@ class Case:
     expected: dict  # test id -> points it must give
     change: object = None  # change(package) after the honest hand-in
     hand_in: dict = None  # hand_in's keyword arguments
-    edit: str = None  # a grader_mutants.EDITS name
+    edit: str = None  # a submission_variants.EDITS name
     settings: dict = None  # grading.json's settings besides the model
     thresholds: dict = None
     shown: tuple = ()

@@ -15,7 +15,7 @@ import pytest
 
 from grader_fixtures import (GRADER, JUST_ENOUGH, POINTS, PREDICTION_TESTS, ROOT, copy_reference, grade,
                              hand_in, in_background, make_bundle, run_grader, statuses, write_predictions)
-from grader_mutants import (HANG_IN_GETITEM, HOSTILE_IMPORTS, MUTANTS, SYSTEM_EXIT_IN_HELPERS, Mutant,
+from submission_variants import (HANG_IN_GETITEM, HOSTILE_IMPORTS, MUTANTS, SYSTEM_EXIT_IN_HELPERS, Mutant,
                             apply)
 
 ALL_TESTS = list(POINTS)

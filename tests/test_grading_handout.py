@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import submission
-from assignment import facts, unwritten
+from assignment import facts, not_written_yet
 from grading import BundleError, NotGraded
 from grading.bundle import HiddenBundle
 from grading.context import TestFailure as Failed
@@ -106,12 +106,12 @@ def test_span_document_lengths_reach_both_ends_of_their_ranges(tmp_path):
 # ---- failures in student code, as data ---------------------------------------------------------
 
 def test_an_unwritten_function_is_named_with_its_part():
-    assert unwritten.part_of("finetune") == "part (c and f)"
-    assert str(unwritten.unwritten("pretrain", "returned None")) == \
+    assert not_written_yet.part_of("finetune") == "part (c and f)"
+    assert str(not_written_yet.unwritten("pretrain", "returned None")) == \
         "part (f): pretrain returned None: it is not written yet"
-    assert unwritten.written(0, "pretrain") == 0
-    with pytest.raises(unwritten.PartFailure, match=r"^part \(g\): initialize_perceiver_model returned None: it is"):
-        unwritten.written(None, "initialize_perceiver_model")
+    assert not_written_yet.written(0, "pretrain") == 0
+    with pytest.raises(not_written_yet.PartFailure, match=r"^part \(g\): initialize_perceiver_model returned None"):
+        not_written_yet.written(None, "initialize_perceiver_model")
 
 
 def student_package(tmp_path):
@@ -142,21 +142,21 @@ def test_the_unwritten_function_is_the_innermost_student_function_of_the_package
                                                          "DownProjectBlock.forward")):
         with pytest.raises(NotImplementedError) as caught:
             call()
-        assert unwritten.unimplemented_function(caught.value, package_dir) == innermost
-        assert unwritten.unimplemented_function(caught.value, str(tmp_path / "elsewhere")) is None
-        assert unwritten.unimplemented_function(caught.value) == innermost
+        assert not_written_yet.unimplemented_function(caught.value, package_dir) == innermost
+        assert not_written_yet.unimplemented_function(caught.value, str(tmp_path / "elsewhere")) is None
+        assert not_written_yet.unimplemented_function(caught.value) == innermost
     with pytest.raises(NotImplementedError) as caught:
         sub.unknown()
-    assert unwritten.unimplemented_function(caught.value, package_dir) is None
+    assert not_written_yet.unimplemented_function(caught.value, package_dir) is None
 
 
 def test_a_loader_workers_traceback_text_names_the_function():
     error = NotImplementedError("Caught NotImplementedError in DataLoader worker process 0.\n"
                                 "  File \"dataset.py\", line 9, in __getitem__\n    raise NotImplementedError\n")
-    assert unwritten.unimplemented_function(error) == "CharCorruptionDataset.__getitem__"
-    assert unwritten.unimplemented_line(error) == ("part (e): CharCorruptionDataset.__getitem__ raises "
+    assert not_written_yet.unimplemented_function(error) == "CharCorruptionDataset.__getitem__"
+    assert not_written_yet.unimplemented_line(error) == ("part (e): CharCorruptionDataset.__getitem__ raises "
                                                    "NotImplementedError: it is not written yet")
-    assert unwritten.unimplemented_line(NotImplementedError("elsewhere")) == \
+    assert not_written_yet.unimplemented_line(NotImplementedError("elsewhere")) == \
         "some of your code raises NotImplementedError: it is not written yet"
 
 
@@ -166,17 +166,17 @@ def test_reported_turns_unwritten_code_into_one_line(tmp_path):
     def probe_pretrain(sub, twice):
         return {"twice": 2 * twice} if twice else sub.pretrain()
 
-    run = unwritten.reported(probe_pretrain)
+    run = not_written_yet.reported(probe_pretrain)
     assert run.__name__ == "probe_pretrain"
     assert run(sub, twice=3) == {"value": {"twice": 6}}
     failed = run(sub, twice=0)
     assert failed["failure"] == "part (f): pretrain raises NotImplementedError: it is not written yet"
     assert "NotImplementedError" in failed["traceback"] and "probe_pretrain" not in failed["traceback"]
-    named = unwritten.reported(lambda sub: sub.unknown())
+    named = not_written_yet.reported(lambda sub: sub.unknown())
     assert named(sub)["failure"] == "some of your code raises NotImplementedError: it is not written yet"
     sub.helper.unknown.__code__ = sub.helper.unknown.__code__.replace(co_name="pretrain", co_qualname="pretrain")
     assert named(sub)["failure"] == "part (f): pretrain raises NotImplementedError: it is not written yet"
-    refused = unwritten.reported(lambda sub: unwritten.written(None, "train"))(sub)
+    refused = not_written_yet.reported(lambda sub: not_written_yet.written(None, "train"))(sub)
     assert refused == {"failure": "part (c): train returned None: it is not written yet", "traceback": ""}
 
 
@@ -199,10 +199,10 @@ def test_build_model_uses_the_helpers_only_where_asked():
                                  initialize_perceiver_model=lambda mconf, bottleneck_dim: ("perceiver", bottleneck_dim))
     assert models.build_model(fake, "perceiver", 10, TINY) == (("perceiver", 4), None)
     assert type(models.build_model(fake, "vanilla", 10, TINY)[0]) is submission.GPT
-    with pytest.raises(unwritten.PartFailure, match=r"part \(c\): initialize_vanilla_model returned None"):
+    with pytest.raises(not_written_yet.PartFailure, match=r"part \(c\): initialize_vanilla_model returned None"):
         models.build_model(fake, "vanilla", 10, TINY, helper=True)
     fake.initialize_perceiver_model = lambda mconf, bottleneck_dim: None
-    with pytest.raises(unwritten.PartFailure, match=r"part \(g\): initialize_perceiver_model"):
+    with pytest.raises(not_written_yet.PartFailure, match=r"part \(g\): initialize_perceiver_model"):
         models.build_model(fake, "perceiver", 10, TINY)
 
 
@@ -284,7 +284,7 @@ def test_check_train_names_what_train_does_wrong(tmp_path, monkeypatch, trainer_
         for leftover in tmp_path.glob("*.params"):
             leftover.unlink()
         model, trainer = tiny_trainer()
-        with pytest.raises(unwritten.PartFailure, match=told):
+        with pytest.raises(not_written_yet.PartFailure, match=told):
             configs.check_train(train, submission.Trainer.train, model, trainer)
 
 
@@ -615,7 +615,8 @@ def test_accuracy_summary_counts_stripped_answers_against_both_thresholds():
         "2 of 4 correct (50.0%)"
     assert failure(predictions.accuracy_summary, ["London", "x", "y", "z"], answers, {"min_accuracy": 0.3}, "dev") == \
         "dev: 1 of 4 correct (25.0%); needed at least 30%"
-    assert failure(predictions.accuracy_summary, ["x"] * 4, answers, {"min_correct": 1, "min_accuracy": 0.1}, "dev") == \
+    both = {"min_correct": 1, "min_accuracy": 0.1}
+    assert failure(predictions.accuracy_summary, ["x"] * 4, answers, both, "dev") == \
         "dev: 0 of 4 correct (0.0%); needed at least 10% and at least 1 correct"
     assert predictions.accuracy_summary(["London", "x", "y", "z"], answers, {"min_correct": 1}, "dev") == \
         "1 of 4 correct (25.0%)"

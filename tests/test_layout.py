@@ -23,13 +23,14 @@ ALLOWED = {
     "assignment": set(),
     "submission": set(),
     "grading": {"assignment"},
-    "stages": {"assignment", "submission"},
-    "run": {"assignment", "submission", "stages"},
-    "instructors": {"assignment", "submission", "stages", "grading"},
+    "runtime": {"assignment", "submission"},
+    "stages": {"assignment", "submission", "runtime"},
+    "run": {"assignment", "submission", "runtime"},
+    "instructors": {"assignment", "submission", "runtime", "stages", "grading"},
 }
 # The one import against the order: the regeneration probe decodes as the stages do, with the
 # bundle's copy of their decoder (runtime/) on the trusted process's path.
-UPWARD = {("grading.handout.predictions", "stages.decoding")}
+UPWARD = {("grading.handout.predictions", "runtime.decoding")}
 
 
 def module_name(path):
@@ -121,7 +122,7 @@ def test_every_import_points_downward():
     assert wrong == []
 
 
-@pytest.mark.parametrize("package", ["assignment", "submission", "stages", "grading", "instructors"])
+@pytest.mark.parametrize("package", ["assignment", "submission", "runtime", "stages", "grading", "instructors"])
 def test_each_package_says_what_it_is(package):
     docstring = ast.get_docstring(ast.parse((SRC / package / "__init__.py").read_text(encoding="utf-8")))
     assert docstring and len(docstring.split()) >= 10
@@ -129,7 +130,7 @@ def test_each_package_says_what_it_is(package):
 
 def test_src_holds_only_the_packages_and_run_py():
     entries = {path.name for path in SRC.iterdir() if path.name != "__pycache__"}
-    assert entries == {"run.py", "assignment", "submission", "stages", "grading", "instructors"}
+    assert entries == {"run.py", "assignment", "submission", "runtime", "stages", "grading", "instructors"}
 
 
 def test_the_students_trainer_is_minGPT_sized():

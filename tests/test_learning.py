@@ -4,7 +4,7 @@
 import pytest
 import torch
 
-from stages.decoding import predict_places_plain
+from runtime.decoding import predict_places_plain
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig, evaluate_places, train
 
 pytestmark = pytest.mark.usefixtures("single_thread")

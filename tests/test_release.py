@@ -23,7 +23,7 @@ import torch
 
 from instructors.release import regions
 from stages import collect as collect_submission
-from stages.params import stamp
+from runtime.params import stamp
 from submission import GPT, GPTConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -263,7 +263,7 @@ def test_student_tree_leaks_no_labels_outputs_tests_or_tooling(release, data_dir
     files = files_under(student)
     assert not [f for f in files if f.endswith((".params", ".predictions", ".pyc"))]
     assert not [f for f in files if f.startswith(("tests/", "src/instructors/", ".ci/"))
-                or f in ("src/stages/cached_perceiver.py", "data/birth_test.tsv")]
+                or f in ("src/runtime/decoding/perceiver_cache.py", "data/birth_test.tsv")]
     labels = [line for line in (data_dir / "birth_test.tsv").read_text(encoding="utf-8").splitlines() if line]
     for name in files:
         text = (student / name).read_bytes().decode("utf-8", errors="replace")

@@ -1,5 +1,5 @@
 """
-Interrupted and multi-process training (src/stages/checkpoint.py, batches.py,
+Interrupted and multi-process training (src/runtime/training/checkpoint.py, batches.py,
 distributed.py): a run killed at any moment and resumed ends with the
 parameters of an uninterrupted run; two processes (torchrun, gloo) train as
 one and evaluate as one; a checkpoint is written whole or not at all, and a
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from stages.checkpoint import CHECKPOINT_NAME, save_atomically
-from stages.records import read_metrics
+from runtime.training.checkpoint import CHECKPOINT_NAME, save_atomically
+from runtime.training.records import read_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
@@ -218,7 +218,7 @@ class SlowToPickle:
 SAVE_SLOWLY = """
 import sys, torch
 sys.path[:0] = [sys.argv[2], sys.argv[3]]
-from stages.checkpoint import save_atomically
+from runtime.training.checkpoint import save_atomically
 from test_resume import SlowToPickle
 save_atomically({"weights": torch.zeros(1000, 1000), "slow": SlowToPickle(60)}, sys.argv[1])
 """

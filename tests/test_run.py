@@ -25,11 +25,13 @@ import torch
 import run
 from assignment import facts
 from grader_fixtures import report
-from stages import baseline, options, plot, records
-from stages.decoding import predict_places_plain
-from stages.inputs import pretraining_dataset
-from stages.params import stamp, vocabulary_string
-from stages.training import DurationEstimate
+from runtime import command_line
+from runtime.decoding import predict_places_plain
+from runtime.inputs import pretraining_dataset
+from runtime.params import stamp, vocabulary_string
+from runtime.training import records
+from runtime.training.duration import DurationEstimate
+from stages import baseline, plot
 from submission import GPT, GPTConfig, helper
 from submission.dataset import CharCorruptionDataset
 
@@ -138,7 +140,7 @@ def pipeline(tmp_path_factory):
 
 
 def small_model(variant, vocab_size, **size):
-    mconf = GPTConfig(vocab_size, facts.BLOCK_SIZE, **{**options.SMALL_MODEL, **size})
+    mconf = GPTConfig(vocab_size, facts.BLOCK_SIZE, **{**command_line.SMALL_MODEL, **size})
     if variant == "vanilla":
         return helper.initialize_vanilla_model(mconf)
     return helper.initialize_perceiver_model(mconf, bottleneck_dim=32)
@@ -374,7 +376,7 @@ def evaluate_args(inputs, out, **changes):
     return args
 
 
-def command_line(args):
+def run_argv(args):
     argv = [f"--{name}={value}" for name, value in args.items() if value is not None]
     size = [f"--{name}={value}" for name, value in TINY.items()]
     return argv + size + ["--max_epochs=1", "--device=cpu", "--seed=0"]
@@ -428,7 +430,7 @@ def test_bad_input_gives_one_line_and_touches_nothing(case, inputs, tmp_path, ca
     (out / "kept.predictions").write_text("earlier predictions\n")
     before = folder_state(out)
     args = make_args(inputs, out, **{k: v.format(inputs=inputs, out=out) for k, v in changes.items()})
-    assert run.main(command_line(args)) == 1
+    assert run.main(run_argv(args)) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("run.py: error: ") and message in err, err
     assert folder_state(out) == before
@@ -472,10 +474,10 @@ def test_a_missing_data_file_names_the_setting_to_fix(tmp_path, missing):
 
 
 def test_small_is_never_the_default():
-    args = options.parse_args(["--function", "pretrain", "--variant", "vanilla"])
-    assert not args.small and options.model_size(args) == dict(n_layer=4, n_head=8, n_embd=256)
-    small = options.parse_args(["--function", "pretrain", "--variant", "vanilla", "--small", "--n_embd", "64"])
-    assert options.model_size(small) == dict(options.SMALL_MODEL, n_embd=64)
+    args = command_line.parse_args(["--function", "pretrain", "--variant", "vanilla"])
+    assert not args.small and command_line.model_size(args) == dict(n_layer=4, n_head=8, n_embd=256)
+    small = command_line.parse_args(["--function", "pretrain", "--variant", "vanilla", "--small", "--n_embd", "64"])
+    assert command_line.model_size(small) == dict(command_line.SMALL_MODEL, n_embd=64)
 
 
 def test_baseline_rejects_a_line_without_a_tab(inputs, capsys):
@@ -489,12 +491,12 @@ def test_baseline_rejects_a_line_without_a_tab(inputs, capsys):
 def test_a_smoke_stage_writes_to_its_own_folder(inputs, tmp_path, monkeypatch, capsys):
     """A graded stage in another configuration, with no --out_dir, writes to smoke/, never where
     the hand-in is collected from; its params are stamped with what differs."""
-    monkeypatch.setattr(options, "GRADED_OUT", str(tmp_path / "submission"))
-    monkeypatch.setattr(options, "SMOKE_OUT", str(tmp_path / "smoke"))
+    monkeypatch.setattr(command_line, "GRADED_OUT", str(tmp_path / "submission"))
+    monkeypatch.setattr(command_line, "SMOKE_OUT", str(tmp_path / "smoke"))
     (tmp_path / "submission").mkdir()
     (tmp_path / "smoke").mkdir()
     argv = ["--stage", "vanilla_finetune_without_pretrain", "--data_dir", str(inputs), "--device", "cpu",
-            "--experiments_dir", str(tmp_path / "experiments"), *command_line({})]
+            "--experiments_dir", str(tmp_path / "experiments"), *run_argv({})]
     assert run.main(argv) == 0
     assert list((tmp_path / "submission").iterdir()) == []
     state = torch.load(tmp_path / "smoke" / "vanilla.model.params", weights_only=True)
@@ -503,11 +505,11 @@ def test_a_smoke_stage_writes_to_its_own_folder(inputs, tmp_path, monkeypatch, c
 
 
 def test_the_graded_configuration_is_stamped_empty_and_goes_to_the_submission():
-    args = options.parse_args(["--stage", "vanilla_pretrain"])
-    assert args.configuration == "" and args.writing_params_path == str(Path(options.GRADED_OUT) / "vanilla.pretrain.params")
-    small = options.parse_args(["--stage", "vanilla_pretrain", "--small"])
-    assert small.writing_params_path == str(Path(options.SMOKE_OUT) / "vanilla.pretrain.params")
-    assert options.parse_args(["--stage", "vanilla_pretrain", "--pretrain_lr", "1e-3"]).configuration == "pretrain_lr=0.001"
+    args = command_line.parse_args(["--stage", "vanilla_pretrain"])
+    assert args.configuration == "" and args.writing_params_path == str(Path(command_line.GRADED_OUT) / "vanilla.pretrain.params")
+    small = command_line.parse_args(["--stage", "vanilla_pretrain", "--small"])
+    assert small.writing_params_path == str(Path(command_line.SMOKE_OUT) / "vanilla.pretrain.params")
+    assert command_line.parse_args(["--stage", "vanilla_pretrain", "--pretrain_lr", "1e-3"]).configuration == "pretrain_lr=0.001"
 
 
 def unwritten_run(inputs, tmp_path, capsys, function="finetune", variant="vanilla"):
@@ -516,7 +518,7 @@ def unwritten_run(inputs, tmp_path, capsys, function="finetune", variant="vanill
     out.mkdir(exist_ok=True)
     args = finetune_args(inputs, out, variant=variant, function=function,
                          finetune_corpus_path=None if function == "pretrain" else inputs / "birth_places_train.tsv")
-    status = run.main(command_line(args))
+    status = run.main(run_argv(args))
     return status, [line for line in capsys.readouterr().err.splitlines() if line.startswith("run.py: error")]
 
 

@@ -1,5 +1,5 @@
 """
-The seed of a run (src/stages/seeds.py, run.py): drawn at random unless
+The seed of a run (src/runtime/seeds.py, run.py): drawn at random unless
 --seed is given, the same on every process, recorded in the run's seed.txt
 and in the parameters' stamp, taken back from the records when a run is
 resumed, and part of what a checkpoint must match.
@@ -14,10 +14,10 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import run
-from stages.distributed import Processes
-from stages.inputs import InputError
-from stages.params import read_stamp
-from stages.seeds import SEED_FILE, drawn_seed, record_seed, run_seed
+from runtime.training.distributed import Processes
+from runtime.inputs import InputError
+from runtime.params import read_stamp
+from runtime.seeds import SEED_FILE, drawn_seed, record_seed, run_seed
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

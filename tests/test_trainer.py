@@ -8,7 +8,7 @@ import torch
 
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission.trainer import learning_rate, optimizer_groups
-from stages.training import collate_trimmed
+from runtime.training.fast_steps import collate_trimmed
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

@@ -22,8 +22,8 @@ environment variable, holding
     reference/       optional: a copy of the reference solution package, for the
                      tests that compare a submission's model with it and for
                      regenerating predictions
-    runtime/         optional: the decoding modules the stages use (a `stages`
-                     package: decoding, greedy, kv_cache, cached_gpt, cached_perceiver)
+    runtime/decoding/  optional: the stages' decoder, as src/runtime/decoding has it
+                     (the bundle is put first on the trusted process's path)
 
 Everything but reference/, runtime/ and tests/ is read into memory when the
 bundle is loaded, before any submission code runs; the tests are imported by
@@ -57,7 +57,7 @@ class HiddenBundle:
     predictions: str = "regenerate"  # how prediction tests grade: "regenerate" or "files"
     model: dict = None  # the graded model's size, as MODEL_FIELDS; None: the tests' own
     vocabulary: str = None  # the pretraining vocabulary's characters in id order, or None
-    runtime: str = None  # path of the folder holding the `stages` decoding package, or None
+    runtime: str = None  # the path entry holding the `runtime.decoding` package (the bundle's path), or None
     tests: tuple = ()  # paths of the hidden test files (tests/*.py)
     local: bool = False  # a local check's labels (local_labels), not the instructors' bundle
 
@@ -177,7 +177,7 @@ def load_bundle(path):
                         reference=package_folder(os.path.join(path, "reference"), ""),
                         predictions=mode, model=model,
                         vocabulary=read_vocabulary(os.path.join(path, "vocabulary.json")),
-                        runtime=package_folder(os.path.join(path, "runtime"), "stages"),
+                        runtime=path if package_folder(os.path.join(path, "runtime"), "decoding") else None,
                         tests=test_files(os.path.join(path, "tests")))
 
 

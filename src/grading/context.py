@@ -64,9 +64,9 @@ class Snapshot:
 class Context:
     """A test's view of the run: probes of the submission and of the reference, its files, the hidden bundle."""
 
-    def __init__(self, test, sandbox, submission_dir, snapshot, bundle, scratch, deadline):
+    def __init__(self, test, runner, submission_dir, snapshot, bundle, scratch, deadline):
         self.test = test
-        self.sandbox = sandbox
+        self.runner = runner
         self.submission_dir = submission_dir
         self.snapshot = snapshot
         self.bundle = bundle
@@ -78,8 +78,8 @@ class Context:
         """probe(submission, **kwargs), run in a fresh sandboxed process; returns its plain-data value."""
         if not getattr(probe, "is_probe", False):
             raise TypeError(f"{probe.__name__} is not decorated with @probe")
-        self.deadline += self.sandbox.warm_up()  # the one-off start of the zygote is not the test's time
-        outcome = self.sandbox.run(self.submission_dir, source_of(probe), probe.__name__, kwargs, self.remaining())
+        self.deadline += self.runner.warm_up()  # the one-off start of the zygote is not the test's time
+        outcome = self.runner.run(self.submission_dir, source_of(probe), probe.__name__, kwargs, self.remaining())
         if outcome.output:
             self.outputs.append(outcome.output)
         if outcome.status == "timeout":
@@ -92,7 +92,7 @@ class Context:
         """
         The same probe run against the bundle's reference solution, in a trusted
         process that never imports submitted code (trusted.py), with the bundle's
-        runtime/ decoding modules on its path.
+        decoder (runtime/decoding/) first on its path.
         """
         bundle = self.require_bundle()
         if bundle.local:
@@ -103,7 +103,7 @@ class Context:
             raise TypeError(f"{probe.__name__} is not decorated with @probe")
         try:
             return run_trusted(source_of(probe), probe.__name__, kwargs, bundle.reference, bundle.runtime,
-                               self.remaining(), self.sandbox.limits.memory_bytes)
+                               self.remaining(), self.runner.limits.memory_bytes)
         except TrustedFailure as failure:
             raise BundleError(f"the reference solution failed {probe.__name__}: {failure}")
 

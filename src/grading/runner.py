@@ -104,7 +104,7 @@ class ForkedProbe:
         return self.zygote.exit_code(self.pid, wait=2.0)
 
 
-class Sandbox:
+class ProbeRunner:
     """Runs probes against submission packages, one fresh process each."""
 
     def __init__(self, work_root, token, limits=None, user=None, hidden_env=(), preload=(), fork=CAN_FORK):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .bundle import HIDDEN_ENV, BundleError
 from .context import Context, NotGraded, Snapshot, SubmissionError, SubmissionTimeout, TestFailure
-from .runner import Sandbox
+from .runner import ProbeRunner
 
 
 @dataclass
@@ -71,31 +71,31 @@ class Suite:
         snapshot = Snapshot(self.files_dir, private)
         work_root = tempfile.mkdtemp(prefix="grading-")
         os.chmod(work_root, 0o755)
-        sandbox = Sandbox(work_root, secrets.token_hex(16), self.limits, self.user,
-                          hidden_env=(HIDDEN_ENV,), preload=self.preload, fork=self.fork)
+        runner = ProbeRunner(work_root, secrets.token_hex(16), self.limits, self.user,
+                             hidden_env=(HIDDEN_ENV,), preload=self.preload, fork=self.fork)
         try:
             with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                futures = [pool.submit(self.run_one, test, sandbox, snapshot, work_root) for test in tests]
+                futures = [pool.submit(self.run_one, test, runner, snapshot, work_root) for test in tests]
                 try:
                     results = [future.result() for future in futures]
                 except KeyboardInterrupt:
                     for future in futures:
                         future.cancel()
-                    sandbox.kill_all()
+                    runner.kill_all()
                     raise
         finally:
-            sandbox.close()
+            runner.close()
             shutil.rmtree(work_root, ignore_errors=True)
             shutil.rmtree(private, ignore_errors=True)
         return results, time.monotonic() - started
 
-    def run_one(self, test, sandbox, snapshot, work_root):
+    def run_one(self, test, runner, snapshot, work_root):
         """Run one test under its time limit."""
         started = time.monotonic()
         scratch = tempfile.mkdtemp(prefix=f"{test.test_id}-", dir=work_root)
         os.chmod(scratch, 0o755)
         limit = self.timeout if self.timeout is not None else test.timeout
-        context = Context(test, sandbox, self.submission_dir, snapshot, self.bundle, scratch, started + limit)
+        context = Context(test, runner, self.submission_dir, snapshot, self.bundle, scratch, started + limit)
         status, message = judge(test, context)
         waited = context.deadline - (started + limit)  # the zygote's start, shared by all tests
         return TestResult(test, status, test.points if status == "pass" else 0.0, message,

@@ -6,8 +6,8 @@ The process is a new interpreter (`python -I`) of the grading process's own
 user (root on the grading server, where submitted code runs as another
 user, so it can neither read nor signal this process). It imports the probe's
 module, registers the bundle's reference/ as the package `submission` before
-anything can import the submitted copy, puts the bundle's runtime/ (the
-stages' decoding modules) first on the path, runs the probe with the
+anything can import the submitted copy, puts the bundle first on the path
+(so its runtime/decoding/, the stages' decoder, is the one imported), runs the probe with the
 reference as `sub`, and writes one JSON message on its standard output;
 whatever the reference prints goes to standard error.
 
@@ -60,13 +60,13 @@ def run_trusted(module, probe_name, kwargs, reference, runtime, timeout, memory_
 
 def answer(request):
     """Run the requested probe on the reference; the message for the grading process."""
-    tests = load_module("grader_probes", request["module"])
+    probes = load_module("grader_probes", request["module"])
     load_module("submission", os.path.join(request["reference"], "__init__.py"), request["reference"])
     if request.get("runtime"):
         sys.path.insert(0, request["runtime"])
-        for name in [m for m in sys.modules if m == "stages" or m.startswith("stages.")]:
-            del sys.modules[name]  # never the tests' copy: the bundle's runtime
-    probe = getattr(tests, request["probe"], None)
+        for name in [m for m in sys.modules if m == "runtime" or m.startswith("runtime.")]:
+            del sys.modules[name]  # never the grader's copy: the bundle's decoder
+    probe = getattr(probes, request["probe"], None)
     if not getattr(probe, "is_probe", False):
         return {"ok": False, "error": f"no probe named {request['probe']!r}"}
     try:

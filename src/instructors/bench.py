@@ -49,13 +49,13 @@ from submission import GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_
 from submission.trainer import optimizer_groups
 from submission.utils import pick_device
 
-from stages.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, rng_states, save_atomically
-from stages.decoding import predict_places, predict_places_plain
+from runtime.training.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, rng_states, save_atomically
+from runtime.decoding import predict_places, predict_places_plain
 from assignment.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS, GRADED_MODEL, GRADED_STAGES,
                           GRADED_TRAINING, TEST_QUESTIONS, TRAIN_QUESTIONS)
-from stages.inputs import InputError, pretraining_dataset, read_questions, read_text
-from stages.params import checked_params, vocabulary_string
-from stages.training import FastSteps, fused_adamw
+from runtime.inputs import InputError, pretraining_dataset, read_questions, read_text
+from runtime.params import checked_params, vocabulary_string
+from runtime.training.fast_steps import FastSteps, fused_adamw
 
 from .release.autograder import write_hidden_bundle
 

@@ -33,8 +33,8 @@ import torch
 
 from submission import CharCorruptionDataset, GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
 
-from stages.decoding import predict_places
-from stages.training import run_config
+from runtime.decoding import predict_places
+from runtime.training.fast_steps import run_config
 
 from .worldgen import write_world
 

@@ -2,7 +2,7 @@
 Mutation testing of the infrastructure with mutmut, one module at a time and
 with only that module's tests:
 
-    ./run.sh mutate [module ...]     # e.g. src/stages/files.py; none given: every module of MODULES
+    ./run.sh mutate [module ...]     # e.g. src/runtime/atomic_files.py; none given: every module of MODULES
 
 For each module the tree (src/, tests/, data/, run.sh, pyproject.toml, grader.py) is
 copied to a temporary folder with mutmut.cfg (beside this file) as its
@@ -41,22 +41,24 @@ DECODER_TESTS = tuple(f'tests/test_fast.py::test_{name}' for name in (
 
 # module -> the pytest arguments that select its tests (files or test ids)
 MODULES = {
-    'src/stages/files.py': ('tests/test_mutants_stages.py',),
-    'src/stages/params.py': ('tests/test_mutants_stages.py',),
-    'src/stages/inputs.py': ('tests/test_mutants_stages.py',),
-    'src/stages/collect.py': ('tests/test_mutants_stages.py',),
-    'src/stages/decoding.py': ('tests/test_mutants_stages.py', *DECODER_TESTS),
-    'src/stages/greedy.py': ('tests/test_mutants_stages.py', *DECODER_TESTS),
-    'src/stages/kv_cache.py': ('tests/test_mutants_stages.py', *DECODER_TESTS),
-    'src/stages/batches.py': ('tests/test_mutants_stages.py',),  # test_resume.py trains in subprocesses,
-    'src/stages/checkpoint.py': ('tests/test_mutants_stages.py',),  # which mutmut cannot trace to a function
-    'src/instructors/release/checks.py': ('tests/test_mutants_release.py',),
-    'src/instructors/release/regions.py': ('tests/test_mutants_release.py', *REGION_TESTS),
+    'src/runtime/atomic_files.py': ('tests/test_runtime_inputs.py',),
+    'src/runtime/params.py': ('tests/test_runtime_inputs.py',),
+    'src/runtime/inputs.py': ('tests/test_runtime_inputs.py',),
+    'src/stages/collect.py': ('tests/test_stages.py',),
+    'src/runtime/decoding/__init__.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
+    'src/runtime/decoding/greedy.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
+    'src/runtime/decoding/kv_cache.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
+    'src/runtime/training/batches.py': ('tests/test_runtime_training.py',),  # test_resume.py trains in subprocesses,
+    'src/runtime/training/checkpoint.py': ('tests/test_runtime_training.py',),  # which mutmut cannot trace
+    'src/instructors/release/checks.py': ('tests/test_release_checks.py',),
+    'src/instructors/release/regions.py': ('tests/test_release_checks.py', *REGION_TESTS),
     **{f'src/grading/handout/{name}.py': ('tests/test_grading_handout.py',)  # probes run in-process there
        for name in ('answers', 'corpora', 'spans', 'configs', 'models', 'predictions')},
-    'src/assignment/unwritten.py': ('tests/test_grading_handout.py',),
-    **{f'src/grading/{name}.py': ('tests/test_mutants_grading.py',) for name in (
-        'bundle', 'results', 'report', 'registry', 'context', 'suite', 'cli', 'runner', 'trusted')},
+    'src/assignment/not_written_yet.py': ('tests/test_grading_handout.py',),
+    **{f'src/grading/{name}.py': (f'tests/test_grading_{name}.py',) for name in (
+        'bundle', 'registry', 'context', 'suite', 'cli', 'runner', 'trusted')},
+    'src/grading/results.py': ('tests/test_grading_report.py',),
+    'src/grading/report.py': ('tests/test_grading_report.py',),
 }
 
 # surviving mutants that cannot change behaviour: mutmut's name -> why
@@ -65,15 +67,15 @@ WEIGHTS_ONLY = "weights_only=True is torch.load's default in the pinned torch (2
 TEMPORARY_NAME = "the temporary file's suffix is never seen: it is renamed or removed"
 NO_CR = "read_text's universal newlines turn every '\\r' into a line break: no '\\r' reaches read_questions"
 EQUIVALENT = {
-    'stages.files.x_write_predictions__mutmut_10': UTF8_ALIAS,
-    **{f'stages.params.x_checked_params__mutmut_{n}': WEIGHTS_ONLY for n in (16, 19)},
-    **{f'stages.inputs.x_read_questions__mutmut_{n}': NO_CR for n in (11, 12, 13, 14, 15, 78, 80, 81, 82, 84)},
-    'stages.inputs.x_read_questions__mutmut_69': "'ASCII' names the same codec as 'ascii'",
-    'stages.inputs.x_read_text__mutmut_12': UTF8_ALIAS,
+    'runtime.atomic_files.x_write_predictions__mutmut_10': UTF8_ALIAS,
+    **{f'runtime.params.x_checked_params__mutmut_{n}': WEIGHTS_ONLY for n in (16, 19)},
+    **{f'runtime.inputs.x_read_questions__mutmut_{n}': NO_CR for n in (11, 12, 13, 14, 15, 78, 80, 81, 82, 84)},
+    'runtime.inputs.x_read_questions__mutmut_69': "'ASCII' names the same codec as 'ascii'",
+    'runtime.inputs.x_read_text__mutmut_12': UTF8_ALIAS,
     **{f'stages.collect.x_not_graded__mutmut_{n}': WEIGHTS_ONLY for n in (4, 7)},
     'stages.collect.x_write_zip__mutmut_14': "the umask is read and put back at once; nothing is created between",
     **{f'stages.collect.x_write_zip__mutmut_{n}': TEMPORARY_NAME for n in (5, 7, 9, 10)},
-    **{f'stages.checkpoint.x_save_atomically__mutmut_{n}': TEMPORARY_NAME for n in (7, 10, 12, 13)},
+    **{f'runtime.training.checkpoint.x_save_atomically__mutmut_{n}': TEMPORARY_NAME for n in (7, 10, 12, 13)},
     **{f'instructors.release.checks.x_{name}': UTF8_ALIAS
        for name in ('files_leaking__mutmut_14', 'label_lines__mutmut_6', 'solution_lines__mutmut_17')},
     'instructors.release.checks.x_solution_lines__mutmut_2': "a telling line (30+ characters) cannot lie in 'XXXX'",
@@ -81,15 +83,15 @@ EQUIVALENT = {
        "which regions() raised first on the same text" for n in (27, 29)},
     'instructors.release.checks.x_python_failure__mutmut_10': "cwd is the tree, so a relative src is the same folder",
     'instructors.release.checks.x_python_failure__mutmut_14': "any non-empty PYTHONDONTWRITEBYTECODE disables bytecode",
-    **{f'stages.greedy.x_greedy_next__mutmut_{n}': "the logits are 2-D (B, vocab): dims 1, -1 and the implicit "
+    **{f'runtime.decoding.greedy.x_greedy_next__mutmut_{n}': "the logits are 2-D (B, vocab): dims 1, -1 and the implicit "
        "one are the same" for n in (7, 9, 11, 12, 15)},
-    'stages.greedy.xǁRecomputeǁ__init____mutmut_14': "columns past the last one fed are never read",
-    'stages.greedy.xǁRecomputeǁlogits__mutmut_9': "attention is causal: a column after every row's last position "
+    'runtime.decoding.greedy.xǁRecomputeǁ__init____mutmut_14': "columns past the last one fed are never read",
+    'runtime.decoding.greedy.xǁRecomputeǁlogits__mutmut_9': "attention is causal: a column after every row's last position "
                                                  "changes no logits at those positions",
-    **{f'stages.decoding.x_predict_places__mutmut_{n}': "`fits` is not read after the loop it is set in"
+    **{f'runtime.decoding.x_predict_places__mutmut_{n}': "`fits` is not read after the loop it is set in"
        for n in (50, 52)},
-    **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': "a list of ints makes an int64 tensor" for n in (12, 15)},
-    **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': "sample's default is sample=False" for n in (21, 25)},
+    **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': "a list of ints makes an int64 tensor" for n in (12, 15)},
+    **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': "sample's default is sample=False" for n in (21, 25)},
     'grading.bundle.x_read_json__mutmut_6': UTF8_ALIAS,
     'grading.bundle.x_read_labels__mutmut_7': UTF8_ALIAS,
     'grading.bundle.x_read_labels__mutmut_18': "no line starts with a line break, and the line's last field, the "
@@ -144,14 +146,14 @@ CPU_ONLY = "device=None (or none given) is the CPU here, as is every tensor"
 CPU_LOAD = "map_location=None loads CPU-saved tensors on the CPU, as 'cpu' does"
 NO_CUDA = "without CUDA there are no CUDA generator states to save or restore"
 GPU_ONLY = {
-    **{f'stages.params.x_checked_params__mutmut_{n}': CPU_LOAD for n in (15, 18)},
+    **{f'runtime.params.x_checked_params__mutmut_{n}': CPU_LOAD for n in (15, 18)},
     **{f'stages.collect.x_not_graded__mutmut_{n}': CPU_LOAD for n in (3, 6)},
-    **{f'stages.checkpoint.x_read_checkpoint__mutmut_{n}': CPU_LOAD for n in (6, 9)},
-    **{f'stages.greedy.xǁRecomputeǁstep__mutmut_{n}': CPU_ONLY for n in (3, 5)},
-    **{f'stages.decoding.x_predict_places_plain__mutmut_{n}': CPU_ONLY for n in (13, 16)},
-    'stages.batches.xǁSeededExamplesǁ__getitem____mutmut_10': "fork_rng(devices=None) forks no CUDA generator "
+    **{f'runtime.training.checkpoint.x_read_checkpoint__mutmut_{n}': CPU_LOAD for n in (6, 9)},
+    **{f'runtime.decoding.greedy.xǁRecomputeǁstep__mutmut_{n}': CPU_ONLY for n in (3, 5)},
+    **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': CPU_ONLY for n in (13, 16)},
+    'runtime.training.batches.xǁSeededExamplesǁ__getitem____mutmut_10': "fork_rng(devices=None) forks no CUDA generator "
                                                              "when there is none, as devices=[] does",
-    **{f'stages.checkpoint.{name}': NO_CUDA for name in (
+    **{f'runtime.training.checkpoint.{name}': NO_CUDA for name in (
         'x_rng_states__mutmut_9', 'x_rng_states__mutmut_10', 'x_set_rng_states__mutmut_12',
         'x_set_rng_states__mutmut_13', 'x_set_rng_states__mutmut_14')},
 }

@@ -16,7 +16,7 @@ from collections import Counter
 
 from submission.utils import evaluate_places
 
-from .inputs import InputError
+from runtime.inputs import InputError
 
 
 def labelled_places(path):

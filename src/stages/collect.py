@@ -39,7 +39,7 @@ def not_graded(path):
     """Why the params file at `path` is not of the graded configuration, or None when it is."""
     import torch
 
-    from .params import read_stamp
+    from runtime.params import read_stamp
     try:
         state = torch.load(path, map_location='cpu', weights_only=True)
         stamp = read_stamp(state)

@@ -10,8 +10,8 @@ import argparse
 import os
 import sys
 
-from .inputs import InputError
-from .records import CSV_NAME, read_metrics
+from runtime.inputs import InputError
+from runtime.training.records import CSV_NAME, read_metrics
 
 
 def metrics_path(run, experiments_dir):

@@ -1,6 +1,6 @@
 """
 Reading a probe's answer in the grading process. The probes of this
-assignment are wrapped in assignment.unwritten.reported, so a student
+assignment are wrapped in assignment.not_written_yet.reported, so a student
 function that is not written yet comes back as data, and the test fails with
 the one line that names the function and its part, before any traceback.
 """

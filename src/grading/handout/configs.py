@@ -15,7 +15,7 @@ import os
 import sys
 
 from assignment.facts import GRADED_TRAINING, TRAINER_DEFAULTS
-from assignment.unwritten import PartFailure, part_of, reported, unwritten, written
+from assignment.not_written_yet import PartFailure, part_of, reported, unwritten, written
 
 from grading.context import check
 from grading.handout.answers import answered

@@ -20,7 +20,7 @@ import os
 import random
 
 from assignment.facts import BLOCK_SIZE, BOTTLENECK_DIM, GRADED_MODEL, GRADED_SIZE
-from assignment.unwritten import PartFailure, reported, unimplemented_function, written
+from assignment.not_written_yet import PartFailure, reported, unimplemented_function, written
 
 from grading.context import check
 from grading.registry import probe

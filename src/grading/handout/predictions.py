@@ -16,7 +16,7 @@ submission builds a perceiver.
 import math
 
 from assignment.facts import GRADED_SIZE, GRADED_STAGES, MAKER, MASK_CHAR, PAD_CHAR, labels
-from assignment.unwritten import reported
+from assignment.not_written_yet import reported
 
 from grading.bundle import BundleError
 from grading.context import check
@@ -48,7 +48,7 @@ def regenerated_predictions(sub, variant, size, params_path, vocabulary, questio
     cached decoding), and whether the model is a perceiver.
     """
     import torch
-    from stages.decoding import predict_places
+    from runtime.decoding import predict_places
     torch.manual_seed(seed)
     model, _ = build_model(sub, variant, len(vocabulary), size)
     result = {"fingerprint": fingerprint(model, len(vocabulary), seed), "predictions": None}

@@ -12,7 +12,7 @@ example's own document, so a degenerate dataset earns nothing of part (e).
 import random
 
 from assignment.facts import MASK_CHAR, PAD_CHAR
-from assignment.unwritten import reported, written
+from assignment.not_written_yet import reported, written
 
 from grading.context import check
 from grading.registry import probe

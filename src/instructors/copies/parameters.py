@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 from assignment.facts import STAGES
-from stages.params import read_stamp
+from runtime.params import read_stamp
 
 from .handins import COMPARED, Unreadable
 

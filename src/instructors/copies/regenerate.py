@@ -12,7 +12,7 @@ them with the submitted code, which the report never runs).
 """
 
 from assignment.facts import GRADED_SIZE
-from grading.bundle import BundleError, load_bundle  # BundleError: what read_bundle raises
+from grading.bundle import load_bundle
 from grading.handout.predictions import regenerated_predictions
 from grading.registry import source_of
 from grading.trusted import TrustedFailure, run_trusted

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from assignment.facts import DEV_QUESTIONS, STAGES
+from assignment.facts import STAGES, labels
 
-from ..release.autograder import DEV_LABELS, TEST_LABELS
 from .handins import Unreadable
 from .regenerate import Unregenerated, regenerated_answers
 
@@ -33,8 +32,7 @@ class Output:
     labels: str
 
 
-OUTPUTS = tuple(Output(stage.writes, stage.params_in, stage.variant,
-                       DEV_LABELS if stage.questions == DEV_QUESTIONS else TEST_LABELS)
+OUTPUTS = tuple(Output(stage.writes, stage.params_in, stage.variant, labels(stage))
                 for stage in STAGES if stage.function == 'evaluate')
 
 

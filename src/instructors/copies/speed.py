@@ -26,10 +26,10 @@ import time
 import numpy as np
 import torch
 
-from assignment.facts import DEV_QUESTIONS
+from assignment.facts import DEV_QUESTIONS, TEST_LABELS
 
 from ..bench import ROOT, graded_model
-from ..release.autograder import DEV_LABELS, TEST_LABELS, write_hidden_bundle
+from ..release.autograder import write_hidden_bundle
 from .__main__ import main as copy_report
 from .handins import HandIn
 from .parameters import read_params
@@ -37,7 +37,7 @@ from .regenerate import read_bundle
 from .regeneration import OUTPUTS, regenerate_class
 from .simulate import simulated_class
 
-QUESTIONS = {DEV_LABELS: 500, TEST_LABELS: 437}
+QUESTIONS = {DEV_QUESTIONS: 500, TEST_LABELS: 437}
 PARTS = ('answers', 'params', 'regeneration')
 VOCABULARY_SIZE = 256  # the course's
 
@@ -116,7 +116,7 @@ def main(argv=None):
         if 'answers' in args.parts:
             labels = write_class(folder, args.hand_ins, args.seed)
             print(f"answers: {args.hand_ins} hand-ins x {len(OUTPUTS)} prediction files "
-                  f"({QUESTIONS[DEV_LABELS]} dev, {QUESTIONS[TEST_LABELS]} test answers), the whole report: "
+                  f"({QUESTIONS[DEV_QUESTIONS]} dev, {QUESTIONS[TEST_LABELS]} test answers), the whole report: "
                   f"{report_seconds(folder):.1f} s without labels, {report_seconds(folder, '--hidden', labels):.1f} s "
                   f"with labels")
         if 'params' in args.parts:

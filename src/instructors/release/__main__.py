@@ -13,12 +13,12 @@ import shutil
 import sys
 import tempfile
 
-from assignment.facts import DATA_FILES
+from assignment.facts import DATA_FILES, TEST_LABELS, TEST_QUESTIONS
 from grading.bundle import BundleError, read_thresholds
-from stages.inputs import InputError
+from runtime.inputs import InputError
 
 from . import checks
-from .autograder import TEST_INPUTS, build_autograder, check_test_labels
+from .autograder import build_autograder, check_test_labels
 from .regions import RegionError
 from .student import ReleaseError, build_student, require_files
 
@@ -51,7 +51,7 @@ def check_arguments(args):
     if not os.path.isfile(args.test_labels):
         raise ReleaseError(f"the test labels {args.test_labels} do not exist (give them with --test-labels)")
     require_files(args.data, DATA_FILES)
-    check_test_labels(args.test_labels, os.path.join(args.data, TEST_INPUTS))
+    check_test_labels(args.test_labels, os.path.join(args.data, TEST_QUESTIONS))
     for option, path in (("--thresholds", args.thresholds), ("--grading", args.grading)):
         if path is not None and not os.path.isfile(path):
             raise ReleaseError(f"{option} {path} does not exist")
@@ -111,7 +111,7 @@ def move_into_place(staging, out):
 def main(argv=None):
     args = parse_args(argv)
     if args.test_labels is None:
-        args.test_labels = os.path.join(args.data, "birth_test.tsv")
+        args.test_labels = os.path.join(args.data, TEST_LABELS)
     try:
         out = check_arguments(args)
         parent = os.path.dirname(out)

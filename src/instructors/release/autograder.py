@@ -11,8 +11,9 @@ Assemble the grading server's bundle (OUT/autograder) next to a finished starter
         thresholds.json, grading.json   when the instructor gives them
         vocabulary.json                 the pretraining vocabulary (wiki.txt's), for regenerating predictions
         reference/                      the reference solution's .py files: structure checks, regeneration
-        runtime/stages/                 the stages' decoding modules, with the perceiver's cache that the
-                                        starter lacks: predictions are regenerated as the stages make them
+        runtime/decoding/               the stages' decoder (src/runtime/decoding/), with the perceiver's cache
+                                        that the starter lacks: predictions are regenerated as the stages
+                                        make them
         tests/                          the instructors' hidden tests (--tests), when given
 """
 
@@ -21,18 +22,13 @@ import os
 import shutil
 import stat
 
-from assignment.facts import CORPUS, DELIVERABLES
-from stages.inputs import pretraining_dataset
-from stages.params import vocabulary_string
+from assignment.facts import CORPUS, DELIVERABLES, DEV_QUESTIONS, TEST_LABELS
+from runtime.inputs import pretraining_dataset
+from runtime.params import vocabulary_string
 
 from .student import SUBMISSION, TEMPLATES, ReleaseError
 
 SCRIPTS = ("setup.sh", "run_autograder")
-DEV_LABELS = "birth_dev.tsv"
-TEST_LABELS = "birth_test.tsv"
-TEST_INPUTS = "birth_test_inputs.tsv"
-# What regenerating predictions imports of src/stages (decoding.py and what it imports).
-RUNTIME = ("__init__.py", "decoding.py", "greedy.py", "kv_cache.py", "cached_gpt.py", "cached_perceiver.py")
 
 
 def questions(path):
@@ -58,18 +54,18 @@ def write_vocabulary(corpus_path, hidden_dir):
 
 
 def write_runtime(repo_dir, hidden_dir):
-    """runtime/stages/: the decoding modules the stages use, to regenerate predictions with."""
-    target = os.path.join(hidden_dir, "runtime", "stages")
-    os.makedirs(target)
-    for name in RUNTIME:
-        shutil.copyfile(os.path.join(repo_dir, "src", "stages", name), os.path.join(target, name))
+    """runtime/decoding/: the decoder the stages use (with runtime/__init__.py), to regenerate predictions with."""
+    source = os.path.join(repo_dir, "src", "runtime")
+    shutil.copytree(os.path.join(source, "decoding"), os.path.join(hidden_dir, "runtime", "decoding"),
+                    ignore=lambda folder, names: [n for n in names if not n.endswith(".py")])
+    shutil.copyfile(os.path.join(source, "__init__.py"), os.path.join(hidden_dir, "runtime", "__init__.py"))
 
 
 def write_hidden_bundle(repo_dir, data_dir, labels_path, settings, hidden_dir, test_paths=()):
     """The hidden bundle: labels, the settings files given ({name: path or None}), the vocabulary,
     the reference solution's .py files, the decoding runtime and the hidden tests at `test_paths`."""
     os.makedirs(hidden_dir)
-    shutil.copyfile(os.path.join(data_dir, DEV_LABELS), os.path.join(hidden_dir, DEV_LABELS))
+    shutil.copyfile(os.path.join(data_dir, DEV_QUESTIONS), os.path.join(hidden_dir, DEV_QUESTIONS))
     shutil.copyfile(labels_path, os.path.join(hidden_dir, TEST_LABELS))
     for name, path in settings.items():
         if path is not None:

@@ -35,7 +35,7 @@ INSTRUCTORS = "instructors"
 # Files of the shipped packages that the starter leaves out because they give
 # an answer away; the code that imports them does without. The perceiver's
 # decoding cache writes out the blocks of part (g).
-LEFT_OUT = ("src/stages/cached_perceiver.py",)
+LEFT_OUT = ("src/runtime/decoding/perceiver_cache.py",)
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 

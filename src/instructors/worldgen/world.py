@@ -20,17 +20,14 @@ keeps the same people.
 import random
 from pathlib import Path
 
+from assignment.facts import CORPUS, DEV_QUESTIONS, TEST_LABELS, TEST_QUESTIONS, TRAIN_QUESTIONS
+
 from .biographies import biographies
 from .names import NameMaker
 from .people import NAME_FROM_BIRTH_COUNTRY, make_person
 from .places import PlaceSampler
 
-WIKI = "wiki.txt"
-TRAIN = "birth_places_train.tsv"
-DEV = "birth_dev.tsv"
-TEST_INPUTS = "birth_test_inputs.tsv"
-TEST = "birth_test.tsv"
-FILE_NAMES = (WIKI, TRAIN, DEV, TEST_INPUTS, TEST)
+FILE_NAMES = (CORPUS, TRAIN_QUESTIONS, DEV_QUESTIONS, TEST_QUESTIONS, TEST_LABELS)
 
 
 def question(person):
@@ -67,11 +64,11 @@ def make_world(seed, n_train=2000, n_dev=500, n_test=437, n_extra=0, paraphrases
     for index, person in enumerate(people):
         lines += biographies(person, text_rng, style, paraphrases, open_with_question=index == asker)
     return {
-        WIKI: "\n".join(lines),
-        TRAIN: labelled(train),
-        DEV: labelled(dev),
-        TEST_INPUTS: "".join(question(p) + "\n" for p in test),
-        TEST: labelled(test),
+        CORPUS: "\n".join(lines),
+        TRAIN_QUESTIONS: labelled(train),
+        DEV_QUESTIONS: labelled(dev),
+        TEST_QUESTIONS: "".join(question(p) + "\n" for p in test),
+        TEST_LABELS: labelled(test),
     }
 
 

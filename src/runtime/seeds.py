@@ -14,7 +14,7 @@ import secrets
 
 import torch.distributed as dist
 
-from .files import replace_when_done
+from .atomic_files import replace_when_done
 from .inputs import InputError
 
 SEED_FILE = 'seed.txt'

@@ -7,9 +7,10 @@ files exist, the model size, and what differs from the graded configuration.
 import argparse
 import os
 
-from .checkpoint import CHECKPOINT_EVERY
 from assignment.facts import BOTTLENECK_DIM, CORPUS, GRADED_MODEL, GRADED_STAGES, MAKER, reads
+
 from .inputs import InputError
+from .training.checkpoint import CHECKPOINT_EVERY
 
 REPO_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRADED_OUT = os.path.join(REPO_DIR, 'src', 'submission')  # where the hand-in is collected from

@@ -1,7 +1,7 @@
 """
 Greedy decoding of many prompts at once, with the key/value cache of the
-model's variant: VanillaCache (cached_gpt.py) or PerceiverCache
-(cached_perceiver.py, which the student starter leaves out: it writes out
+model's variant: VanillaCache (vanilla_cache.py) or PerceiverCache
+(perceiver_cache.py, which the student starter leaves out: it writes out
 the blocks of part (g); without it a perceiver is decoded in batches by
 Recompute, the whole sequence at every step, with the same answers).
 
@@ -13,7 +13,7 @@ At each step every unfinished row takes
 import torch
 from torch.nn import functional as F
 
-from .cached_gpt import VanillaCache
+from .vanilla_cache import VanillaCache
 
 
 CHECKED_ROWS = 4
@@ -65,7 +65,7 @@ def cache_class(model):
     if not model.perceiver:
         return VanillaCache
     try:
-        from .cached_perceiver import PerceiverCache
+        from .perceiver_cache import PerceiverCache
     except ImportError:
         return Recompute
     return PerceiverCache

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from .inputs import InputError
+from ..inputs import InputError
 
 CHECKPOINT_NAME = 'checkpoint.pt'
 CHECKPOINT_EVERY = 500  # steps; a save of the graded model takes well under a second

@@ -1,5 +1,5 @@
 """
-Greedy decoding's key/value cache for the perceiver GPT (cached_gpt.py has
+Greedy decoding's key/value cache for the perceiver GPT (vanilla_cache.py has
 the vanilla one, kv_cache.py the shared pieces, greedy.py the loop).
 
 Perceiver (m latents): latent j of the down block attends to inputs 0..j

@@ -142,7 +142,8 @@ def test_bundle_failure_is_the_graders_complaint(tmp_path):
                                   "if sys.argv[1:3] != ['--list', '--hidden'] or not sys.argv[3].endswith('good'):\n"
                                   "    sys.exit(f'grader: {sys.argv[1:]} is refused')\n")
     assert checks.bundle_failure(str(tmp_path), "hidden_good") is None
-    assert checks.bundle_failure(str(tmp_path), "hidden_bad") == "grader: ['--list', '--hidden', 'hidden_bad'] is refused"
+    assert checks.bundle_failure(str(tmp_path), "hidden_bad") == \
+        "grader: ['--list', '--hidden', 'hidden_bad'] is refused"
 
 
 # ---- regions ---------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 The pieces of key/value-cached decoding that both GPTs share.
 
 submission.utils.sample runs the whole sequence through the model for every
-new character. The caches (cached_gpt.py for the vanilla GPT,
-cached_perceiver.py for the perceiver) compute each position once, for many
+new character. The caches (vanilla_cache.py for the vanilla GPT,
+perceiver_cache.py for the perceiver) compute each position once, for many
 prompts in one batch: the model's own modules and weights are applied to the
 new positions only, and what later positions read from earlier ones is kept
 here. An attention layer's cache holds, for every row, the keys and values

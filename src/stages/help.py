@@ -1,8 +1,8 @@
 """
 run.sh's stage list, made from the stage table (assignment/facts.py):
 
-    python -m stages.usage            the help `./run.sh help` prints
-    python -m stages.usage --graded   the graded stages' names, one a line
+    python -m stages.help            the help `./run.sh help` prints
+    python -m stages.help --graded   the graded stages' names, one a line
 
 The instructors' stages are listed only in a checkout that has their tools
 (src/instructors/), so the student starter lists what it can run.

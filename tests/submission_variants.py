@@ -138,13 +138,14 @@ EDITS = {
                                            "self.attn(x_input, self.ln1(y))", False),
     "truncation to 3/4 of the block": ("dataset.py", r"7 / 8", "3 / 4", False),
     "truncation to half the block": ("dataset.py", r"7 / 8", "1 / 2", False),
-    "C drawn with xavier_normal_": ("model.py", r"nn\.init\.xavier_uniform_\(self\.C\)", "nn.init.xavier_normal_(self.C)",
-                                    False),
+    "C drawn with xavier_normal_": ("model.py", r"nn\.init\.xavier_uniform_\(self\.C\)",
+                                    "nn.init.xavier_normal_(self.C)", False),
     "train() saves through the trainer's ckpt_path": (
         "helper.py", r"trainer_obj\.train\(\)\n    torch\.save\(model\.state_dict\(\), writing_params_path\)",
         "trainer_obj.config.ckpt_path = writing_params_path\n    trainer_obj.train()", False),
-    "GPT.__init__ takes one more argument": ("model.py", r"(class GPT\(nn\.Module\):\n(?:.*\n)*?    def __init__\(self, config)\)",
-                                             r"\1, output_layer_norm)", True),
+    "GPT.__init__ takes one more argument": (
+        "model.py", r"(class GPT\(nn\.Module\):\n(?:.*\n)*?    def __init__\(self, config)\)",
+        r"\1, output_layer_norm)", True),
     "the helpers pass GPT's extra argument": ("helper.py", r"GPT\(mconf\)", "GPT(mconf, True)", False),
     "all-zero span examples": ("dataset.py", r"return x, y", "return torch.zeros_like(x), torch.zeros_like(y)", False),
     "logits doubled": ("model.py", r"logits = self\.head\(x\)", "logits = 2 * self.head(x)", True),

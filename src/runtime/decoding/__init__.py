@@ -1,5 +1,6 @@
 """
-Greedy answers to "Where was X born?" questions.
+Greedy answers to "Where was X born?" questions: the package's entry point,
+predict_places (and predict_places_plain, the one-at-a-time loop it must equal).
 
 A question is prompted as `question MASK`; the model greedily writes 32
 characters after it, and the prediction is the text between the first and
@@ -8,8 +9,10 @@ the second MASK of the completed string.
 predict_places_plain answers one question at a time with
 submission.utils.sample, running the whole sequence through the model for
 every character; predict_places answers many questions per forward pass,
-with a key/value cache where there is one (greedy.py), and gives the same
-predictions.
+with a key/value cache where there is one, and gives the same predictions.
+The modules: greedy.py (the batched decoding loop and its safety check),
+kv_cache.py (what both caches share), vanilla_cache.py and perceiver_cache.py
+(one cache for each model).
 """
 
 import sys

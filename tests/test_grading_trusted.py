@@ -1,0 +1,153 @@
+"""
+Trusted probes (grading/trusted.py): the reference in a process of its own
+that never imports submitted code, with the bundle's decoder first on its path.
+"""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from grading import trusted
+
+from grading_helpers import write
+
+
+REFERENCE_TESTS = textwrap.dedent('''
+    import os, sys, time
+    from grading import probe
+
+    @probe
+    def observe(sub, x):
+        print("the reference prints")
+        import runtime.decoding
+        return {"x": x, "name": sub.NAME, "cwd": os.getcwd(), "runtime": [runtime.WHERE, runtime.decoding.WHERE],
+                "env": sorted(k for k in os.environ if k.startswith("GRADER_")),
+                "threads": [os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")],
+                "bytecode": os.environ.get("PYTHONDONTWRITEBYTECODE"), "isolated": sys.flags.isolated}
+
+    @probe
+    def broken(sub):
+        raise ValueError("the reference broke")
+
+    @probe
+    def hang(sub):
+        time.sleep(60)
+
+    @probe
+    def vanish(sub):
+        sys.stderr.write("going\\n")
+        os._exit(3)
+
+    def not_a_probe(sub):
+        return 1
+''')
+
+
+def make_reference(root):
+    """A reference package that imports a module of its own, and a decoder (runtime/decoding) saying where it is."""
+    write(root / "reference" / "__init__.py", "from .names import NAME\n")
+    write(root / "reference" / "names.py", "NAME = 'reference'\n")
+    write(root / "runtime" / "__init__.py", "WHERE = 'runtime'\n")
+    write(root / "runtime" / "decoding" / "__init__.py", "WHERE = 'runtime decoding'\n")
+
+
+@pytest.fixture
+def reference(tmp_path, monkeypatch):
+    """
+    A tests file, a reference package and a runtime; the trusted process does
+    not see MUTANT_UNDER_TEST (under `./run.sh mutate` it runs the original code).
+    """
+    write(tmp_path / "tests" / "grader.py", REFERENCE_TESTS)
+    make_reference(tmp_path)
+    started = subprocess.run
+
+    def without_mutant(*args, env=None, **kwargs):
+        return started(*args, env={k: v for k, v in env.items() if k != "MUTANT_UNDER_TEST"}, **kwargs)
+    monkeypatch.setattr(trusted.subprocess, "run", without_mutant)
+    monkeypatch.setenv("GRADER_HIDDEN_DIR", "/bundle")
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE"):
+        monkeypatch.setenv(name, "4")
+    return lambda name, timeout=30, **kwargs: trusted.run_trusted(
+        str(tmp_path / "tests" / "grader.py"), name, kwargs, str(tmp_path / "reference"), str(tmp_path),
+        timeout)
+
+
+def test_the_reference_answers_from_a_clean_isolated_process(reference, tmp_path):
+    found = reference("observe", x=2)
+    assert found == {"x": 2, "name": "reference", "cwd": str(tmp_path / "tests"),
+                     "runtime": ["runtime", "runtime decoding"], "env": [],
+                     "threads": ["1", "1"], "bytecode": "1", "isolated": 1}
+
+
+def test_a_failing_reference_is_a_trusted_failure(reference):
+    with pytest.raises(trusted.TrustedFailure, match=r"(?s)^Traceback.*ValueError: the reference broke\n$"):
+        reference("broken")
+    with pytest.raises(trusted.TrustedFailure, match=r"^no probe named 'not_a_probe'$"):
+        reference("not_a_probe")
+    with pytest.raises(trusted.TrustedFailure, match=r"^the reference did not finish hang within 2 s$"):
+        reference("hang", timeout=1.5)
+    with pytest.raises(trusted.TrustedFailure, match=r"^the reference's process ended without answering "
+                                                     r"\(exit status 3\):\ngoing\n$"):
+        reference("vanish")
+
+
+def test_an_answer_without_an_error_is_an_unknown_error(reference, monkeypatch):
+    monkeypatch.setattr(trusted.subprocess, "run", lambda args, **kwargs: subprocess.CompletedProcess(
+        args, 0, stdout='{"ok": false}', stderr=""))
+    with pytest.raises(trusted.TrustedFailure, match="^unknown error$"):
+        reference("observe", x=1)
+
+
+def test_trusted_answer_registers_the_reference_and_its_runtime(tmp_path, monkeypatch):
+    write(tmp_path / "grader.py", REFERENCE_TESTS)
+    make_reference(tmp_path)
+    import runtime.decoding  # the project's own, which the reference must not see
+    kept = {name: module for name, module in sys.modules.items() if name == "runtime" or name.startswith("runtime.")}
+    for name in ("submission", "grader_tests"):
+        monkeypatch.setitem(sys.modules, name, sys.modules.get(name))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    request = dict(module=str(tmp_path / "grader.py"), reference=str(tmp_path / "reference"),
+                   runtime=str(tmp_path), kwargs={"x": 1})
+    try:
+        found = trusted.answer(dict(request, probe="observe"))
+        assert found["ok"] is True and found["value"]["name"] == "reference"
+        assert found["value"]["runtime"] == ["runtime", "runtime decoding"] and not hasattr(runtime.decoding, "WHERE")
+        assert sys.path[0] == str(tmp_path)
+        for name in ("not_a_probe", "missing"):
+            assert trusted.answer(dict(request, probe=name, kwargs={})) == {
+                "ok": False, "error": f"no probe named {name!r}"}
+        failed = trusted.answer(dict(request, probe="broken", kwargs={}, runtime=None))
+        assert failed["ok"] is False and failed["error"].endswith("ValueError: the reference broke\n")
+    finally:
+        for name in [n for n in sys.modules if n == "runtime" or n.startswith("runtime.")]:
+            del sys.modules[name]
+        sys.modules.update(kept)
+
+
+def test_trusted_main_answers_alone_on_its_standard_output(tmp_path, monkeypatch):
+    request = {"probe": "observe", "memory_bytes": 12345}
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(request)))
+    limits = []
+    monkeypatch.setattr(trusted, "limit_resources", lambda *args: limits.append(args))
+
+    def answer(given):
+        os.write(1, b"the reference prints\n")
+        return {"ok": True, "value": given["probe"]}
+    monkeypatch.setattr(trusted, "answer", answer)
+    saved = os.dup(1), os.dup(2)
+    with open(tmp_path / "out", "wb") as out, open(tmp_path / "err", "wb") as err:
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        try:
+            trusted.main()
+        finally:
+            for fd, original in zip((1, 2), saved):
+                os.dup2(original, fd)
+                os.close(original)
+    assert json.loads((tmp_path / "out").read_text()) == {"ok": True, "value": "observe"}
+    assert (tmp_path / "err").read_text() == "the reference prints\n" and limits == [(12345, 1 << 30)]

@@ -1,0 +1,195 @@
+"""
+The stage commands of src/stages/: the London baseline's labelled places
+(baseline.py) and the hand-in zip (collect.py). Each test's docstring says
+what it kills.
+"""
+
+import collections
+import datetime
+import os
+import re
+import zipfile
+
+import pytest
+import torch
+
+from assignment.facts import DELIVERABLES
+from runtime import params
+from stages import baseline, collect
+
+from runtime_helpers import tiny_model, written
+
+
+# ---- baseline: labelled places ----------------------------------------------------------------
+
+def test_baseline_answers_in_another_encoding_are_one_line(tmp_path, capsys):
+    """Kills the traceback of a non-UTF-8 answer (the bug fixed in labelled_places)."""
+    train = written(tmp_path, "Where was Ada born?\tLisbon\n", "train.tsv")
+    dev = written(tmp_path, b"Where was Ada born?\tLisbon\nWhere was Bo born?\tZ\xebrich\n", "dev.tsv")
+    assert baseline.main(['--train_path', train, '--dev_path', dev]) == 1
+    err = capsys.readouterr().err
+    assert err == f"baseline.py: error: {dev} is not UTF-8 text (byte 47)\n"
+
+# ---- collect: the hand-in zip -------------------------------------------------------------------
+
+def graded_params(path):
+    """A params file stamped as the graded configuration."""
+    state = collections.OrderedDict({'tok_emb.weight': torch.zeros(2, 2)})
+    state._metadata = {'': {'configuration': '', 'vocabulary': 'ab'}}
+    torch.save(state, path)
+
+
+@pytest.fixture
+def submission(tmp_path):
+    """A folder with every deliverable, params stamped graded."""
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    for name in DELIVERABLES:
+        if name.endswith('.params'):
+            graded_params(folder / name)
+        else:
+            (folder / name).write_text(f"{name}\n")
+    return folder
+
+
+def collected(submission, out, capsys):
+    """collect.main's exit status and stderr."""
+    status = collect.main(['--submission-dir', str(submission), '--out', str(out)])
+    return status, capsys.readouterr().err
+
+
+def test_collect_zips_every_deliverable_under_its_bare_name(submission, tmp_path, capsys):
+    """Kills a deliverable left out, renamed or stored with its folder."""
+    out = tmp_path / "hand_in.zip"
+    assert collected(submission, out, capsys) == (0, "")
+    with zipfile.ZipFile(out) as archive:
+        assert archive.namelist() == list(DELIVERABLES)
+        assert archive.read('model.py') == b"model.py\n"
+    assert sorted(os.listdir(tmp_path)) == ["hand_in.zip", "submission"]
+
+
+def test_a_deliverable_that_is_a_folder_is_missing(submission, tmp_path, capsys):
+    """Kills a folder zipped as if it were the deliverable."""
+    (submission / "model.py").unlink()
+    (submission / "model.py").mkdir()
+    status, err = collected(submission, tmp_path / "hand_in.zip", capsys)
+    assert status == 1 and "1 of 18 deliverables missing" in err and "model.py (your code)" in err
+    assert not (tmp_path / "hand_in.zip").exists()
+
+
+def test_a_missing_deliverable_names_the_stage_that_makes_it(submission, tmp_path, capsys):
+    """Kills a wrong maker named, or a zip written all the same."""
+    (submission / "vanilla.pretrain.params").unlink()
+    status, err = collected(submission, tmp_path / "hand_in.zip", capsys)
+    assert status == 1 and "vanilla.pretrain.params (./run.sh vanilla_pretrain)" in err
+
+
+def test_smoke_params_and_their_predictions_are_refused(submission, tmp_path, capsys):
+    """Kills params of another configuration, and predictions made from them, zipped."""
+    params.stamp(model := tiny_model(), 'ab', 'n_layer=1')
+    torch.save(model.state_dict(), submission / "vanilla.model.params")
+    status, err = collected(submission, tmp_path / "hand_in.zip", capsys)
+    assert status == 1 and "3 files are not for grading" in err
+    assert "vanilla.model.params is from a run of another configuration (n_layer=1): rerun ./run.sh " \
+           "vanilla_finetune_without_pretrain" in err
+    assert "vanilla.nopretrain.test.predictions was made from vanilla.model.params" in err
+
+
+def test_unstamped_params_are_judged_by_their_size(submission, tmp_path, capsys):
+    """Kills the size check of unstamped params."""
+    torch.save(tiny_model(perceiver=True, n_layer=3).state_dict(), submission / "perceiver.pretrain.params")
+    (submission / "vanilla.pretrain.params").write_text("no params")
+    status, err = collected(submission, tmp_path / "hand_in.zip", capsys)
+    assert "perceiver.pretrain.params is from a model of another size (n_layer 3, n_embd 8)" in err
+    assert "vanilla.pretrain.params is not a parameters file that can be read (" in err and status == 1
+
+
+def test_unstamped_params_of_the_graded_size_are_zipped(submission, tmp_path, capsys):
+    """Kills refusing unstamped params of the graded size."""
+    state = {f'blocks.{i}.ln1.weight': torch.zeros(1) for i in range(4)}
+    torch.save(dict(state, **{'tok_emb.weight': torch.zeros(2, 256)}), submission / "vanilla.model.params")
+    assert collected(submission, tmp_path / "hand_in.zip", capsys) == (0, "")
+
+
+@pytest.mark.parametrize("where, message", [
+    ("none/hand_in.zip", "the folder of --out does not exist"),
+    (".", "--out is a directory, not a zip file"),
+])
+def test_a_zip_that_cannot_be_written_there_is_refused(submission, tmp_path, capsys, where, message):
+    """Kills writing into a missing folder or over a folder."""
+    status, err = collected(submission, tmp_path / where, capsys)
+    assert status == 1 and message in err
+
+
+def test_collect_without_a_submission_folder_fails(tmp_path, capsys):
+    """Kills a missing submission folder reported as missing files."""
+    status, err = collected(tmp_path / "none", tmp_path / "hand_in.zip", capsys)
+    assert status == 1 and "no such directory" in err
+
+
+def test_collect_by_default_zips_src_submission_to_the_top_of_the_repository(submission, tmp_path, monkeypatch,
+                                                                             capsys):
+    """Kills other default folders, and a silent success."""
+    monkeypatch.setattr(collect, 'SRC_DIR', str(tmp_path))
+    monkeypatch.setattr(collect, 'REPO_DIR', str(submission))
+    assert collect.main([]) == 0
+    assert capsys.readouterr().out == f"wrote {submission / 'submission.zip'} with the 18 deliverables\n"
+
+
+def test_collects_help_says_what_it_does_and_its_defaults(capsys):
+    """Kills a lost or garbled help text."""
+    with pytest.raises(SystemExit):
+        collect.main(['--help'])
+    help_text = ' '.join(capsys.readouterr().out.split())
+    for said in ("Zip the 18 deliverables of src/submission for upload.",
+                 "where the deliverables are (default: src/submission)",
+                 "the zip to write (default: submission.zip at the top of the repository)"):
+        assert re.search(rf"(^|\s){re.escape(said)}(\s|$)", help_text), said
+
+
+def test_every_missing_deliverable_and_refused_file_is_listed(submission, tmp_path, capsys):
+    """Kills the lists joined otherwise."""
+    (submission / "model.py").unlink()
+    (submission / "utils.py").unlink()
+    _, err = collected(submission, tmp_path / "hand_in.zip", capsys)
+    assert "missing from " in err and err.endswith(": model.py (your code), utils.py (your code)\n")
+    (submission / "model.py").write_text("")
+    (submission / "utils.py").write_text("")
+    (submission / "vanilla.model.params").write_text("no params")
+    _, err = collected(submission, tmp_path / "hand_in.zip", capsys)
+    assert "rerun ./run.sh vanilla_finetune_without_pretrain; vanilla.nopretrain.dev.predictions was made" in err
+
+
+def test_params_that_hold_objects_are_not_unpickled(submission, tmp_path, capsys):
+    """Kills loading params with weights_only=False, and the error's name lost."""
+    torch.save({'tok_emb.weight': torch.zeros(1), 'when': datetime.date(2020, 1, 1)},
+               submission / "vanilla.model.params")
+    _, err = collected(submission, tmp_path / "hand_in.zip", capsys)
+    assert "vanilla.model.params is not a parameters file that can be read (UnpicklingError)" in err
+
+
+def test_the_zip_is_deflated_written_beside_its_place_and_as_readable_as_the_umask_says(submission, tmp_path,
+                                                                                       monkeypatch):
+    """Kills a stored zip, a temporary elsewhere (a rename across file systems), and a wrong mode."""
+    renamed = []
+    replace = os.replace
+    monkeypatch.setattr(os, 'replace', lambda source, target: renamed.append(source) or replace(source, target))
+    umask = os.umask(0o022)
+    try:
+        collect.write_zip(str(submission), str(tmp_path / "hand_in.zip"))
+    finally:
+        os.umask(umask)
+    assert [os.path.dirname(path) for path in renamed] == [str(tmp_path)]
+    assert os.stat(tmp_path / "hand_in.zip").st_mode & 0o777 == 0o644
+    with zipfile.ZipFile(tmp_path / "hand_in.zip") as archive:
+        assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_DEFLATED}
+
+
+def test_a_zip_that_fails_midway_leaves_the_old_zip_and_no_temporary(submission, tmp_path):
+    """Kills a temporary zip left behind, or the old zip replaced by a partial one."""
+    (tmp_path / "hand_in.zip").write_text("old zip")
+    (submission / "utils.py").unlink()
+    with pytest.raises(FileNotFoundError):
+        collect.write_zip(str(submission), str(tmp_path / "hand_in.zip"))
+    assert sorted(os.listdir(tmp_path)) == ["hand_in.zip", "submission"]
+    assert (tmp_path / "hand_in.zip").read_text() == "old zip"
