@@ -139,7 +139,9 @@ class Sandbox:
         afterwards), `home` (the probe's working folder), `package` (where the
         probe imports the package from) and, run as another user, `copy` (the
         package copy, in a folder only root can enter, until the probe process
-        mounts or moves it to `package`, see sandbox.isolate).
+        mounts or moves it to `package`, see sandbox.isolate). That copy is made readable to the
+        user, so it leaves symbolic links out (run_autograder takes none from an upload either);
+        a probe run as ourselves gets a link's target, which we could read anyway.
         """
         top = tempfile.mkdtemp(prefix="probe-", dir=self.work_root)
         if self.user is None:
@@ -150,7 +152,7 @@ class Sandbox:
         layout = dict(top=top, home=os.path.join(top, "home"), package=os.path.join(top, "submission"),
                       copy=os.path.join(top, "private", "submission"))
         os.mkdir(os.path.dirname(layout["copy"]), 0o700)
-        shutil.copytree(package_dir, layout["copy"], ignore=COPY_IGNORED, symlinks=False)
+        shutil.copytree(package_dir, layout["copy"], ignore=ignored_for_another_user, symlinks=False)
         for root, dirs, files in os.walk(layout["copy"]):
             for name in dirs:
                 os.chmod(os.path.join(root, name), 0o755)
@@ -341,6 +343,13 @@ class Sandbox:
         stage = {"import": "the submission failed to import",
                  "probe": "the submission raised an error"}.get(message.get("stage"), "the grader failed")
         return ProbeOutcome("error", None, f"{stage}:\n{message.get('error', '')}", output, seconds)
+
+
+def ignored_for_another_user(folder, names):
+    """What a package copy made readable for another user leaves out: COPY_IGNORED's names and every
+    symbolic link, whose target (a root-only file, say) the user could not read by itself."""
+    links = {name for name in names if os.path.islink(os.path.join(folder, name))}
+    return set(COPY_IGNORED(folder, names)) | links
 
 
 def processes_of(uid):
