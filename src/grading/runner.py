@@ -185,7 +185,12 @@ class Sandbox:
         return order
 
     def start(self, order, output_write, result_write):
-        """Start the probe process, forked if possible, else spawned; closes our copies of the write ends."""
+        """
+        Start the probe process, forked if possible, else spawned; closes our copies of the write
+        ends. None when the zygote did not fork it in time: probes are spawned from then on, but the
+        request may still be forked late (the client kills that child), so these pipes are no
+        longer the probe's alone.
+        """
         try:
             zygote = self.forking_zygote()
             if zygote is not None:
@@ -194,6 +199,7 @@ class Sandbox:
                     return ForkedProbe(zygote, pid)
                 with self.lock:
                     self.fork = False  # the zygote died or hangs: spawn from now on
+                return None
             process = subprocess.Popen(
                 [sys.executable, "-c", "from grading.sandbox import main; main()"], stdin=subprocess.PIPE,
                 stdout=output_write, stderr=output_write, pass_fds=(result_write,),
@@ -208,19 +214,29 @@ class Sandbox:
             os.close(result_write)
             os.close(output_write)
 
+    def launch(self, order):
+        """Start the probe process on pipes of its own; returns (probe, output read end, result read end).
+        Pipes handed to a zygote that did not fork in time are closed, and the probe spawned on new ones."""
+        while True:
+            result_read, result_write = os.pipe()
+            output_read, output_write = os.pipe()
+            probe = self.start(order, output_write, result_write)
+            if probe is not None:
+                return probe, output_read, result_read
+            os.close(result_read)
+            os.close(output_read)
+
     def run(self, package_dir, probe_name, kwargs, timeout):
         """Run probe `probe_name`(package, **kwargs) in a new process; never raises for the submission's faults."""
         self.warm_up()
         started = time.monotonic()
         layout = self.prepare(package_dir)
-        result_read, result_write = os.pipe()
-        output_read, output_write = os.pipe()
         request = dict(token=self.token, tests_file=self.tests_file, probe=probe_name, kwargs=kwargs,
                        package_dir=layout["package"], memory_bytes=self.limits.memory_bytes,
                        file_bytes=self.limits.file_bytes,
                        processes=self.limits.processes if self.user is not None else None)
         with self.starting:
-            probe = self.start(self.order(layout, request), output_write, result_write)
+            probe, output_read, result_read = self.launch(self.order(layout, request))
             with self.lock:
                 self.live_groups.add(probe.pid)
         output = CappedBuffer(self.limits.output_bytes)
