@@ -189,7 +189,12 @@ class ZygoteClient:
             return self.exit_codes.get(pid)
 
     def close(self):
-        """Hang up; the zygote exits (and is killed if it does not)."""
+        """Hang up; the zygote exits (and is killed if it does not). The shutdown is what the zygote
+        sees: a close alone leaves the socket open while the listening thread is in recv on it."""
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:  # the zygote is gone already
+            pass
         self.connection.close()
         try:
             self.process.wait(timeout=5)
