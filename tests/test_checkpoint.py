@@ -1,8 +1,9 @@
 """
 What a checkpoint (src/stages/checkpoint.py) promises beyond a resumed run's
 parameters, each of which a run on one process without a crash cannot show:
-its data reaches the disk before the rename, every process gets its own
-random generators back, and Ctrl-C is the checkpointer's only while it trains.
+its data reaches the disk before the rename, it holds every process's random
+generators and gives each process its own back, and Ctrl-C is the
+checkpointer's only while it trains.
 """
 
 import os
@@ -80,6 +81,21 @@ def test_each_process_gets_its_own_generators_back(generators_kept):
     assert draws() == drawn1
     resumed(0, state)
     assert draws() == drawn0
+
+
+def test_a_checkpoint_holds_each_processs_own_generators(tmp_path, monkeypatch):
+    """The main process writes every process's generators, gathered, not its own once a process."""
+    monkeypatch.setattr(checkpoint.dist, "all_gather_object", lambda values, value: values.__setitem__(
+        slice(None), [value, "rank 1's generators"]))
+    model = torch.nn.Linear(1, 1)
+    trainer = types.SimpleNamespace(model=model, optimizer=torch.optim.AdamW(model.parameters()),
+                                    step_fn=types.SimpleNamespace(), tokens=0, step=1)
+    processes = types.SimpleNamespace(world=2, rank=0, main=True)
+    ours = checkpoint.rng_states()
+    with checkpoint.Checkpointer(str(tmp_path / "checkpoint.pt"), {}, 10, processes) as saver:
+        saver.save(trainer, 0, 1)
+    saved = torch.load(tmp_path / "checkpoint.pt", weights_only=False)["rng"]
+    assert saved[1] == "rank 1's generators" and torch.equal(saved[0]["torch"], ours["torch"])
 
 
 @pytest.fixture
