@@ -4,12 +4,15 @@ its reply the runner spawns the probe instead, while the zygote may still
 fork the request it was sent. That late child must not live (the client
 kills it, so no probe runs untracked) and must not share the spawned
 probe's pipes (which hold one answer, the spawned probe's). The stand-in
-zygote is the real one with os.fork slowed by a module it preloads.
+zygote is the real one with os.fork slowed by a module it preloads, or, for a
+late child that answers before it can be killed, a fake that answers itself.
 """
 
 import os
 import signal
 import textwrap
+import threading
+import time
 
 import pytest
 
@@ -88,3 +91,42 @@ def test_past_a_slow_fork_the_spawned_probe_answers_alone(slow):
         assert (found.status, found.reason) == ("ok", "") and sandbox.fork is False
     finally:
         sandbox.close()
+
+
+class LateZygote:
+    """Stands in for ZygoteClient: never forks in time, and answers on the pipes it was sent a moment
+    later, as a late child could before the client kills it."""
+
+    def __init__(self, env, cwd, preload):
+        pass
+
+    def wait_ready(self, timeout):
+        return True
+
+    def fork(self, order, fds, timeout):
+        output, result = (os.dup(fd) for fd in fds)
+
+        def answer_late():
+            time.sleep(0.3)
+            try:
+                os.write(result, (order["request"]["token"] + '\n{"ok": true, "value": "late"}').encode())
+            except BrokenPipeError:  # nobody reads these pipes any more
+                pass
+            os.close(result)
+            os.close(output)
+        threading.Thread(target=answer_late, daemon=True).start()
+        return None
+
+    def close(self):
+        pass
+
+
+def test_a_late_answer_on_the_pipes_given_up_is_not_taken(slow, monkeypatch):
+    monkeypatch.setattr(runner, "ZygoteClient", LateZygote)
+    monkeypatch.setattr(runner, "CAN_FORK", True)
+    sandbox = Sandbox(str(slow / "tests.py"), str(slow / "work"), "token", fork=True)
+    try:
+        found = sandbox.run(str(slow / "package"), "answer", {}, 30)
+    finally:
+        sandbox.close()
+    assert (found.status, found.reason) == ("ok", "") and found.value != "late"
