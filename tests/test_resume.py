@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from processes import process_tree, running, signal_tree
 from stages.checkpoint import CHECKPOINT_NAME, save_atomically
 from stages.records import read_metrics
 
@@ -64,32 +65,6 @@ def checkpoint_of(experiments):
     return torch.load(path, weights_only=False) if path.is_file() else None
 
 
-def process_tree(pid):
-    """`pid` and every process descended from it, read from /proc. A run's process group is not
-    enough: torchrun starts each worker in a session of its own."""
-    children = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                parent = int(f.read().rpartition(")")[2].split()[1])
-        except (OSError, ValueError):
-            continue
-        children.setdefault(parent, []).append(int(entry))
-    tree, unseen = [], [pid]
-    while unseen:
-        tree.append(unseen.pop())
-        unseen += children.get(tree[-1], [])
-    return tree
-
-
-def signal_tree(pids, sig):
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-
-
 def stopped_where(process, experiments, wanted, timeout=120):
     """Freeze the run's processes (SIGSTOP) once its checkpoint satisfies `wanted`; returns that checkpoint."""
     deadline = time.monotonic() + timeout
@@ -106,15 +81,6 @@ def stopped_where(process, experiments, wanted, timeout=120):
             signal_tree(process_tree(process.pid), signal.SIGCONT)
         time.sleep(0.01)
     raise AssertionError("the run ended before its checkpoint was where the test wanted it")
-
-
-def running(pid):
-    """Whether process `pid` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def killed_where(questions, experiments, params, wanted, *extra, **settings):

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from grading.runner import ForkedProbe, Sandbox
+from processes import running
 
 TESTS_FILE = textwrap.dedent('''
     import os, stat, sys, time
@@ -73,15 +74,6 @@ def test_the_zygote_reports_each_exit_and_keeps_no_pipe(forking, tmp_path):
     found = forking.run(str(tmp_path / "package"), "leave", {}, 30)
     assert found.reason == "the submission's process ended without answering (exit code 4)"
     assert descriptors(zygote) == held
-
-
-def running(pid):
-    """Whether process `pid` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_a_forked_probe_dies_with_the_zygote(forking, tmp_path):
