@@ -48,13 +48,15 @@ MODULES = {
     'src/stages/decoding.py': ('tests/test_mutants_stages.py', *DECODER_TESTS),
     'src/stages/greedy.py': ('tests/test_mutants_stages.py', *DECODER_TESTS),
     'src/stages/kv_cache.py': ('tests/test_mutants_stages.py', *DECODER_TESTS),
-    'src/stages/batches.py': ('tests/test_mutants_stages.py',),  # test_resume.py trains in subprocesses,
-    'src/stages/checkpoint.py': ('tests/test_mutants_stages.py',),  # which mutmut cannot trace to a function
+    'src/stages/batches.py': ('tests/test_mutants_stages.py', 'tests/test_batches.py'),  # test_resume.py trains
+    'src/stages/checkpoint.py': ('tests/test_mutants_stages.py', 'tests/test_checkpoint.py'),  # in subprocesses,
+    # which mutmut cannot trace to a function
     'src/instructors/release/checks.py': ('tests/test_mutants_release.py',),
     'src/instructors/release/regions.py': ('tests/test_mutants_release.py', *REGION_TESTS),
     'grader.py': ('tests/test_mutants_grader.py',),  # its probes run in-process there, on src/submission
     **{f'src/grading/{name}.py': ('tests/test_mutants_grading.py',) for name in (
-        'bundle', 'results', 'report', 'registry', 'context', 'suite', 'cli', 'runner', 'trusted')},
+        'bundle', 'results', 'report', 'registry', 'context', 'suite', 'cli', 'trusted')},
+    'src/grading/runner.py': ('tests/test_mutants_grading.py', 'tests/test_probe_links.py'),
 }
 
 # surviving mutants that cannot change behaviour: mutmut's name -> why
@@ -107,6 +109,9 @@ EQUIVALENT = {
        for n in (11, 14, 17)},
     **{f'grading.runner.xǁSandboxǁprepare__mutmut_{n}': "copytree's default is symlinks=False"
        for n in (19, 23, 85, 89)},
+    'grading.runner.xǁSandboxǁprepare__mutmut_92': "the copy for another user ignores every link, so none is "
+                                                  "copied, as a link or as its target",
+    'grading.runner.x_ignored_for_another_user__mutmut_9': "an ignore_patterns function never reads the folder",
     'grading.runner.xǁCappedBufferǁtext__mutmut_4': "bytes.decode's default codec is UTF-8",
     'grading.runner.xǁCappedBufferǁtext__mutmut_7': UTF8_ALIAS,
     **{f'grading.runner.{name}': "differs only when a monotonic clock reading equals the bound to the last bit"
