@@ -117,7 +117,8 @@ case "$STAGE" in
         "$PYTHON" -m instructors.bench "$@" ;;
     mutate)
         instructors_stage
-        ensure_packages torch numpy tqdm pytest mutmut
+        ensure_packages torch numpy tqdm pytest
+        [[ " $* " == *" --plausible "* ]] || ensure_packages mutmut  # the plausible bugs need no mutmut
         "$PYTHON" -m instructors.mutate "$@" ;;
     plot)
         [ $# -gt 0 ] || fail "plot needs a run name: ./run.sh plot <run> (runs are the folders of $EXPERIMENTS_DIR)"

@@ -176,17 +176,17 @@ def train(args, inputs, processes):
             recorder.resume_from(resume['step'])
         if recorder:
             record_seed(run_dir, args.seed)
-        config.callbacks = [*config.callbacks, Checkpointer(checkpoint, identity, args.checkpoint_every, processes,
-                                                            resume)]
-        if inputs.device.type == 'cpu' and not args.configuration and processes.main:
-            config.callbacks.append(DurationEstimate())
-        trainer.config = config
-        stamp(model, inputs.vocabulary, args.configuration, args.seed)
-        if processes.main:
-            replace_when_done(args.writing_params_path, lambda temporary: saved_by(temporary, model, trainer))
-        else:
-            with tempfile.TemporaryDirectory() as folder:
-                saved_by(os.path.join(folder, 'parameters'), model, trainer)
+        with Checkpointer(checkpoint, identity, args.checkpoint_every, processes, resume) as checkpointer:
+            config.callbacks = [*config.callbacks, checkpointer]  # Ctrl-C is the checkpointer's until training ends
+            if inputs.device.type == 'cpu' and not args.configuration and processes.main:
+                config.callbacks.append(DurationEstimate())
+            trainer.config = config
+            stamp(model, inputs.vocabulary, args.configuration, args.seed)
+            if processes.main:
+                replace_when_done(args.writing_params_path, lambda temporary: saved_by(temporary, model, trainer))
+            else:
+                with tempfile.TemporaryDirectory() as folder:
+                    saved_by(os.path.join(folder, 'parameters'), model, trainer)
     if processes.main:
         print(f"saved parameters to {args.writing_params_path}")
 

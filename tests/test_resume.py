@@ -1,8 +1,9 @@
 """
-Interrupted and multi-process training (src/runtime/training/checkpoint.py, batches.py,
-distributed.py): a run killed at any moment and resumed ends with the
-parameters of an uninterrupted run; two processes (torchrun, gloo) train as
-one and evaluate as one; a checkpoint is written whole or not at all, and a
+Interrupted and multi-process training (src/runtime/training/checkpoint.py,
+batches.py, distributed.py): a run killed at any moment and resumed (twice in one epoch,
+or under two processes with dropout) ends with the parameters and records of
+an uninterrupted run; two processes (torchrun, gloo) train as one and
+evaluate as one; a checkpoint is written whole or not at all, and a
 checkpoint of another run is refused.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from processes import process_tree, running, signal_tree
 from runtime.training.checkpoint import CHECKPOINT_NAME, save_atomically
 from runtime.training.records import read_metrics
 
@@ -31,14 +33,14 @@ def questions(tmp_path_factory):
     return path
 
 
-def command(questions, experiments, params, *extra, processes=1, epochs=6, every=3):
-    """run.py finetuning a small model (dropout 0, no loader workers) on 200 questions."""
+def command(questions, experiments, params, *extra, processes=1, epochs=6, every=3, dropout=0):
+    """run.py finetuning a small model (no loader workers) on 200 questions."""
     launcher = [sys.executable] if processes == 1 else [sys.executable, "-m", "torch.distributed.run", "--standalone",
                                                         f"--nproc_per_node={processes}"]
     return [*launcher, str(REPO / "src" / "run.py"), "--function", "finetune", "--variant", "vanilla",
             "--pretrain_corpus_path", str(DATA / "wiki.txt"), "--finetune_corpus_path", str(questions),
             "--writing_params_path", str(params), "--experiments_dir", str(experiments), "--tb_expt_name", RUN,
-            "--small", "--max_epochs", str(epochs), "--batch_size", "16", "--dropout", "0", "--device", "cpu",
+            "--small", "--max_epochs", str(epochs), "--batch_size", "16", "--dropout", str(dropout), "--device", "cpu",
             "--checkpoint_every", str(every), "--seed", "0", *extra]
 
 
@@ -64,7 +66,7 @@ def checkpoint_of(experiments):
 
 
 def stopped_where(process, experiments, wanted, timeout=120):
-    """Freeze the running process (SIGSTOP) once its checkpoint satisfies `wanted`; returns that checkpoint."""
+    """Freeze the run's processes (SIGSTOP) once its checkpoint satisfies `wanted`; returns that checkpoint."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None:
         try:
@@ -72,45 +74,59 @@ def stopped_where(process, experiments, wanted, timeout=120):
         except Exception:  # read while being replaced: try again
             state = None
         if state is not None and wanted(state):
-            os.killpg(process.pid, signal.SIGSTOP)
+            signal_tree(process_tree(process.pid), signal.SIGSTOP)
             state = checkpoint_of(experiments)
             if wanted(state):
                 return state
-            os.killpg(process.pid, signal.SIGCONT)
+            signal_tree(process_tree(process.pid), signal.SIGCONT)
         time.sleep(0.01)
     raise AssertionError("the run ended before its checkpoint was where the test wanted it")
 
 
-def killed_and_resumed(questions, tmp_path, wanted, processes=1, **settings):
-    """A run SIGKILLed where `wanted` holds, then resumed to the end; returns (params, experiments, checkpoint)."""
-    experiments, params = tmp_path / "experiments", tmp_path / "resumed.params"
-    process = subprocess.Popen(command(questions, experiments, params, processes=processes, **settings), env=env(),
+def killed_where(questions, experiments, params, wanted, *extra, **settings):
+    """A run (with the options `extra`) SIGKILLed, every process of it, where `wanted` holds; returns
+    that checkpoint."""
+    process = subprocess.Popen(command(questions, experiments, params, *extra, **settings), env=env(),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        state = stopped_where(process, experiments, wanted)
+        return stopped_where(process, experiments, wanted)
     finally:
-        os.killpg(process.pid, signal.SIGKILL)
+        tree = process_tree(process.pid)
+        signal_tree(tree, signal.SIGKILL)
         process.wait()
+        deadline = time.monotonic() + 30
+        while any(running(pid) for pid in tree) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+def killed_and_resumed(questions, tmp_path, wanted, **settings):
+    """A run SIGKILLed where `wanted` holds, then resumed to the end; returns (params, experiments, checkpoint)."""
+    experiments, params = tmp_path / "experiments", tmp_path / "resumed.params"
+    state = killed_where(questions, experiments, params, wanted, **settings)
     assert not params.exists()
-    run_to_end(questions, experiments, params, "--resume", processes=processes, **settings)
+    run_to_end(questions, experiments, params, "--resume", **settings)
     return params, experiments, state
+
+
+REFERENCE_RUNS = {"one process": dict(processes=1), "two processes": dict(processes=2),
+                  "two processes with dropout": dict(processes=2, dropout=0.1)}
 
 
 @pytest.fixture(scope="module")
 def uninterrupted(questions, tmp_path_factory):
-    """The reference runs: (params, experiments) of one process and of two."""
+    """The reference runs: REFERENCE_RUNS' names -> (params, experiments)."""
     runs = {}
-    for processes in (1, 2):
-        folder = tmp_path_factory.mktemp(f"uninterrupted{processes}")
-        run_to_end(questions, folder / "experiments", folder / "final.params", processes=processes)
-        runs[processes] = (folder / "final.params", folder / "experiments")
+    for name, settings in REFERENCE_RUNS.items():
+        folder = tmp_path_factory.mktemp("uninterrupted")
+        run_to_end(questions, folder / "experiments", folder / "final.params", **settings)
+        runs[name] = (folder / "final.params", folder / "experiments")
     return runs
 
 
 def test_two_processes_train_as_one(uninterrupted):
     """The global batch split over two processes: the parameters of one process within 1e-5,
     the same tokens at every recorded step."""
-    (one, one_records), (two, two_records) = uninterrupted[1], uninterrupted[2]
+    (one, one_records), (two, two_records) = uninterrupted["one process"], uninterrupted["two processes"]
     assert max_difference(one, two) <= 1e-5
     one_rows, two_rows = (read_metrics(folder / RUN / "metrics.csv") for folder in (one_records, two_records))
     assert [(r["step"], r["tokens"]) for r in one_rows] == [(r["step"], r["tokens"]) for r in two_rows]
@@ -118,7 +134,7 @@ def test_two_processes_train_as_one(uninterrupted):
 
 
 def test_sharded_evaluation_gives_the_single_process_predictions(uninterrupted, tmp_path):
-    params, _ = uninterrupted[1]
+    params, _ = uninterrupted["one process"]
     outputs = {}
     for processes in (1, 2):
         launcher = [sys.executable] if processes == 1 else [sys.executable, "-m", "torch.distributed.run",
@@ -134,33 +150,51 @@ def test_sharded_evaluation_gives_the_single_process_predictions(uninterrupted, 
     assert len(one) == 500 and outputs[2].read_text(encoding="utf-8").splitlines() == one
 
 
-def assert_records_continue(experiments):
-    """metrics.csv after a resume: steps strictly increasing (no row twice), tokens growing with them."""
-    rows = read_metrics(experiments / RUN / "metrics.csv")
-    steps = [row["step"] for row in rows]
-    assert steps == sorted(set(steps)) and len(steps) > 10
-    assert all(b["tokens"] > a["tokens"] for a, b in zip(rows, rows[1:]))
+def assert_records_continue(experiments, reference):
+    """
+    metrics.csv after a resume, against the uninterrupted run's records `reference`: each step
+    once and in order; a step both have, the same epoch, tokens and rate; and every epoch's last
+    step, where every run writes a row, there (a checkpoint between epochs is at such a step, so
+    its own row is kept). Within an epoch resumed mid-way the other rows fall on other steps:
+    the trainer writes one every 10 steps of a pass.
+    """
+    rows, expected = ({row["step"]: row for row in read_metrics(folder / RUN / "metrics.csv")}
+                      for folder in (experiments, reference))
+    assert list(rows) == sorted(rows) and len(rows) > 10
+    same = ("epoch", "tokens", "lr")
+    assert all([rows[step][c] for c in same] == [expected[step][c] for c in same] for step in rows if step in expected)
+    epoch_ends = {row["epoch"]: step for step, row in expected.items()}
+    assert set(epoch_ends.values()) <= set(rows)
 
 
-def test_a_run_killed_mid_epoch_resumes_to_the_uninterrupted_parameters(questions, tmp_path, uninterrupted):
-    params, experiments, state = killed_and_resumed(questions, tmp_path, lambda s: 0 < s["position"] < 13)
-    assert 0 < state["position"] < 13
-    assert max_difference(params, uninterrupted[1][0]) <= 1e-6
-    assert_records_continue(experiments)
+def test_a_run_killed_twice_in_one_epoch_resumes_to_the_uninterrupted_run(questions, tmp_path, uninterrupted):
+    """The second kill comes after a resume in the same epoch, so the last resume starts at the
+    position the resumed pass recorded: counted from where it resumed, not from 0."""
+    experiments, params = tmp_path / "experiments", tmp_path / "resumed.params"
+    first = killed_where(questions, experiments, params, lambda s: 0 < s["position"] < 7)
+    second = killed_where(questions, experiments, params,
+                          lambda s: s["epoch"] == first["epoch"] and s["step"] > first["step"], "--resume")
+    assert second["position"] - first["position"] == second["step"] - first["step"] > 0
+    run_to_end(questions, experiments, params, "--resume")
+    reference, records = uninterrupted["one process"]
+    assert max_difference(params, reference) <= 1e-6
+    assert_records_continue(experiments, records)
 
 
-def test_a_run_killed_between_epochs_resumes_to_the_uninterrupted_parameters(questions, tmp_path, uninterrupted):
+def test_a_run_killed_between_epochs_resumes_to_the_uninterrupted_run(questions, tmp_path, uninterrupted):
     params, experiments, state = killed_and_resumed(questions, tmp_path, lambda s: s["position"] == 0 and s["epoch"] >= 2,
                                                     every=1000)
     assert state["position"] == 0
-    assert max_difference(params, uninterrupted[1][0]) <= 1e-6
-    assert_records_continue(experiments)
+    reference, records = uninterrupted["one process"]
+    assert max_difference(params, reference) <= 1e-6
+    assert_records_continue(experiments, records)
 
 
-def test_a_two_process_run_resumes_to_its_uninterrupted_parameters(questions, tmp_path, uninterrupted):
-    params, _, state = killed_and_resumed(questions, tmp_path, lambda s: s["step"] >= 20, processes=2)
-    assert len(state["rng"]) == 2  # each process's generators
-    assert max_difference(params, uninterrupted[2][0]) <= 1e-6
+def test_a_two_process_run_with_dropout_resumes_to_its_uninterrupted_parameters(questions, tmp_path, uninterrupted):
+    """Each process draws its own dropout masks, so each must get its own generators back."""
+    params, _, state = killed_and_resumed(questions, tmp_path, lambda s: s["step"] >= 20, processes=2, dropout=0.1)
+    assert len(state["rng"]) == 2
+    assert max_difference(params, uninterrupted["two processes with dropout"][0]) <= 1e-6
 
 
 def test_ctrl_c_saves_a_checkpoint_that_resumes(questions, tmp_path, uninterrupted):
@@ -177,7 +211,7 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(questions, tmp_path, uninterrupt
     assert "interrupted; the run is saved in a checkpoint" in err and "--resume" in err
     assert checkpoint_of(experiments)["step"] >= 3 and not params.exists()
     run_to_end(questions, experiments, params, "--resume", every=1000)
-    assert max_difference(params, uninterrupted[1][0]) <= 1e-6
+    assert max_difference(params, uninterrupted["one process"][0]) <= 1e-6
 
 
 @pytest.mark.parametrize("change, named", [(["--variant", "perceiver"], "its variant is 'vanilla', this run's is "
@@ -186,7 +220,7 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(questions, tmp_path, uninterrupt
 def test_a_checkpoint_of_another_run_is_refused(questions, uninterrupted, tmp_path, change, named):
     experiments = tmp_path / "experiments"
     (experiments / RUN).mkdir(parents=True)
-    source = uninterrupted[1][1] / RUN
+    source = uninterrupted["one process"][1] / RUN
     for name in (CHECKPOINT_NAME, "metrics.csv"):
         (experiments / RUN / name).write_bytes((source / name).read_bytes())
     before = {p.name: p.read_bytes() for p in (experiments / RUN).iterdir()}

@@ -13,6 +13,7 @@ import collections
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -554,6 +555,22 @@ def test_unwritten_student_code_is_named_in_one_line(case, inputs, tmp_path, cap
     status, errors = unwritten_run(inputs, tmp_path, capsys, function, variant)
     assert status == 1 and errors == [expected]
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_training_gives_ctrl_c_back_its_former_handler(inputs, tmp_path, capsys, monkeypatch):
+    """Ctrl-C checkpoints while run.py trains; after training, well or not, it is what it was
+    before, so a later Ctrl-C in the same process is not swallowed."""
+    received = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        assert unwritten_run(inputs, tmp_path, capsys)[0] == 0
+        os.kill(os.getpid(), signal.SIGINT)
+        monkeypatch.setattr(helper, "train", written_nothing)
+        assert unwritten_run(inputs, tmp_path, capsys)[0] == 1
+        os.kill(os.getpid(), signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert received == [signal.SIGINT] * 2
 
 
 def test_an_unwritten_span_corruption_is_named_before_its_traceback(inputs, tmp_path, capsys, monkeypatch):

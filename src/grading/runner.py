@@ -137,7 +137,9 @@ class ProbeRunner:
         afterwards), `home` (the probe's working folder), `package` (where the
         probe imports the package from) and, run as another user, `copy` (the
         package copy, in a folder only root can enter, until the probe process
-        mounts or moves it to `package`, see sandbox.isolate).
+        mounts or moves it to `package`, see sandbox.isolate). That copy is made readable to the
+        user, so it leaves symbolic links out (run_autograder takes none from an upload either);
+        a probe run as ourselves gets a link's target, which we could read anyway.
         """
         top = tempfile.mkdtemp(prefix="probe-", dir=self.work_root)
         if self.user is None:
@@ -148,7 +150,7 @@ class ProbeRunner:
         layout = dict(top=top, home=os.path.join(top, "home"), package=os.path.join(top, "submission"),
                       copy=os.path.join(top, "private", "submission"))
         os.mkdir(os.path.dirname(layout["copy"]), 0o700)
-        shutil.copytree(package_dir, layout["copy"], ignore=COPY_IGNORED, symlinks=False)
+        shutil.copytree(package_dir, layout["copy"], ignore=ignored_for_another_user, symlinks=False)
         for root, dirs, files in os.walk(layout["copy"]):
             for name in dirs:
                 os.chmod(os.path.join(root, name), 0o755)
@@ -181,7 +183,12 @@ class ProbeRunner:
         return order
 
     def start(self, order, output_write, result_write):
-        """Start the probe process, forked if possible, else spawned; closes our copies of the write ends."""
+        """
+        Start the probe process, forked if possible, else spawned; closes our copies of the write
+        ends. None when the zygote did not fork it in time: probes are spawned from then on, but the
+        request may still be forked late (the client kills that child), so these pipes are no
+        longer the probe's alone.
+        """
         try:
             zygote = self.forking_zygote()
             if zygote is not None:
@@ -190,6 +197,7 @@ class ProbeRunner:
                     return ForkedProbe(zygote, pid)
                 with self.lock:
                     self.fork = False  # the zygote died or hangs: spawn from now on
+                return None
             process = subprocess.Popen(
                 [sys.executable, "-c", "from grading.sandbox import main; main()"], stdin=subprocess.PIPE,
                 stdout=output_write, stderr=output_write, pass_fds=(result_write,),
@@ -204,6 +212,18 @@ class ProbeRunner:
             os.close(result_write)
             os.close(output_write)
 
+    def launch(self, order):
+        """Start the probe process on pipes of its own; returns (probe, output read end, result read end).
+        Pipes handed to a zygote that did not fork in time are closed, and the probe spawned on new ones."""
+        while True:
+            result_read, result_write = os.pipe()
+            output_read, output_write = os.pipe()
+            probe = self.start(order, output_write, result_write)
+            if probe is not None:
+                return probe, output_read, result_read
+            os.close(result_read)
+            os.close(output_read)
+
     def run(self, package_dir, module, probe_name, kwargs, timeout):
         """
         Run probe `probe_name` of the file `module` as probe(package, **kwargs) in a new
@@ -212,14 +232,12 @@ class ProbeRunner:
         self.warm_up()
         started = time.monotonic()
         layout = self.prepare(package_dir)
-        result_read, result_write = os.pipe()
-        output_read, output_write = os.pipe()
         request = dict(token=self.token, module=module, probe=probe_name, kwargs=kwargs,
                        package_dir=layout["package"], memory_bytes=self.limits.memory_bytes,
                        file_bytes=self.limits.file_bytes,
                        processes=self.limits.processes if self.user is not None else None)
         with self.starting:
-            probe = self.start(self.order(layout, request), output_write, result_write)
+            probe, output_read, result_read = self.launch(self.order(layout, request))
             with self.lock:
                 self.live_groups.add(probe.pid)
         output = CappedBuffer(self.limits.output_bytes)
@@ -342,6 +360,13 @@ class ProbeRunner:
         stage = {"import": "the submission failed to import",
                  "probe": "the submission raised an error"}.get(message.get("stage"), "the grader failed")
         return ProbeOutcome("error", None, f"{stage}:\n{message.get('error', '')}", output, seconds)
+
+
+def ignored_for_another_user(folder, names):
+    """What a package copy made readable for another user leaves out: COPY_IGNORED's names and every
+    symbolic link, whose target (a root-only file, say) the user could not read by itself."""
+    links = {name for name in names if os.path.islink(os.path.join(folder, name))}
+    return set(COPY_IGNORED(folder, names)) | links
 
 
 def processes_of(uid):

@@ -15,7 +15,9 @@ It talks with the grading process over a SOCK_SEQPACKET socket:
              {"exited": pid, "code": code}    the child has ended (negative: killed by a signal)
 
 It exits when the grading process closes the socket. ZygoteClient is the
-grading process's side.
+grading process's side. A request it stops waiting for (the zygote took too
+long to fork) is given up: should the zygote fork it later, the client kills
+that child at once, so no probe runs that the grading process does not track.
 """
 
 import importlib
@@ -104,6 +106,16 @@ def main():
         pass
 
 
+def kill_late_child(pid):
+    """Kill a child forked for a request given up on, then its process group (its own session's, once
+    it has one: a probe's namespace and whatever it started)."""
+    for kill in (os.kill, os.killpg):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 class ZygoteClient:
     """The grading process's side: starts the zygote and asks it for probe processes."""
 
@@ -119,6 +131,7 @@ class ZygoteClient:
         self.changed = threading.Condition()
         self.tickets = itertools.count()
         self.pids = {}  # ticket -> pid of the forked child
+        self.given_up = set()  # tickets no longer waited for: their children are killed on arrival
         self.exit_codes = {}  # pid -> exit code
         self.alive = True
         self.ready = False
@@ -145,6 +158,9 @@ class ZygoteClient:
                     return
                 if "ready" in message:
                     self.ready = True
+                elif message.get("ticket") in self.given_up:
+                    self.given_up.discard(message["ticket"])
+                    kill_late_child(message["pid"])
                 elif "ticket" in message:
                     self.pids[message["ticket"]] = message["pid"]
                 else:
@@ -162,6 +178,8 @@ class ZygoteClient:
             return None
         with self.changed:
             self.changed.wait_for(lambda: ticket in self.pids or not self.alive, timeout)
+            if ticket not in self.pids:
+                self.given_up.add(ticket)
             return self.pids.pop(ticket, None)
 
     def exit_code(self, pid, wait=0.0):
@@ -171,7 +189,12 @@ class ZygoteClient:
             return self.exit_codes.get(pid)
 
     def close(self):
-        """Hang up; the zygote exits (and is killed if it does not)."""
+        """Hang up; the zygote exits (and is killed if it does not). The shutdown is what the zygote
+        sees: a close alone leaves the socket open while the listening thread is in recv on it."""
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:  # the zygote is gone already
+            pass
         self.connection.close()
         try:
             self.process.wait(timeout=5)

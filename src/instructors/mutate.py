@@ -3,6 +3,7 @@ Mutation testing of the infrastructure with mutmut, one module at a time and
 with only that module's tests:
 
     ./run.sh mutate [module ...]     # e.g. src/runtime/atomic_files.py; none given: every module of MODULES
+    ./run.sh mutate --plausible [module ...]     # the hand-written plausible bugs instead (plausible.py)
 
 For each module the tree (src/, tests/, data/, run.sh, pyproject.toml, grader.py) is
 copied to a temporary folder with mutmut.cfg (beside this file) as its
@@ -17,17 +18,16 @@ survivors in GPU_ONLY count against the score.
 import argparse
 import configparser
 import datetime
-import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import plausible
+from .plausible_mutants import CATALOGUE
+from .tree_copy import copy_environment, tree_copy
+
 CONFIG = Path(__file__).with_name('mutmut.cfg')
-COPIED = ('src', 'tests', 'data', 'run.sh', 'pyproject.toml', 'grader.py')
-NOT_COPIED = shutil.ignore_patterns('__pycache__', '*.pyc', '*.params', '*.predictions', 'mingpt-demo')
 
 REGION_TESTS = tuple(f'tests/test_release.py::test_{name}' for name in (
     'cut_keeps_the_markers_and_leaves_one_placeholder_per_region', 'cut_example_runs_as_the_skeleton_it_promises',
@@ -48,15 +48,17 @@ MODULES = {
     'src/runtime/decoding/__init__.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
     'src/runtime/decoding/greedy.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
     'src/runtime/decoding/kv_cache.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
-    'src/runtime/training/batches.py': ('tests/test_runtime_training.py',),  # test_resume.py trains in subprocesses,
-    'src/runtime/training/checkpoint.py': ('tests/test_runtime_training.py',),  # which mutmut cannot trace
+    'src/runtime/training/batches.py': ('tests/test_runtime_training.py', 'tests/test_batches.py'),  # test_resume.py
+    'src/runtime/training/checkpoint.py': ('tests/test_runtime_training.py', 'tests/test_checkpoint.py'),  # trains in
+    # subprocesses, which mutmut cannot trace to a function
     'src/instructors/release/checks.py': ('tests/test_release_checks.py',),
     'src/instructors/release/regions.py': ('tests/test_release_checks.py', *REGION_TESTS),
     **{f'src/grading/handout/{name}.py': ('tests/test_grading_handout.py',)  # probes run in-process there
        for name in ('answers', 'corpora', 'spans', 'configs', 'models', 'predictions')},
     'src/assignment/not_written_yet.py': ('tests/test_grading_handout.py',),
     **{f'src/grading/{name}.py': (f'tests/test_grading_{name}.py',) for name in (
-        'bundle', 'registry', 'context', 'suite', 'cli', 'runner', 'trusted')},
+        'bundle', 'registry', 'context', 'suite', 'cli', 'trusted')},
+    'src/grading/runner.py': ('tests/test_grading_runner.py', 'tests/test_probe_links.py'),
     'src/grading/results.py': ('tests/test_grading_report.py',),
     'src/grading/report.py': ('tests/test_grading_report.py',),
 }
@@ -111,6 +113,9 @@ EQUIVALENT = {
        for n in (11, 14, 17)},
     **{f'grading.runner.xǁSandboxǁprepare__mutmut_{n}': "copytree's default is symlinks=False"
        for n in (19, 23, 85, 89)},
+    'grading.runner.xǁSandboxǁprepare__mutmut_92': "the copy for another user ignores every link, so none is "
+                                                  "copied, as a link or as its target",
+    'grading.runner.x_ignored_for_another_user__mutmut_9': "an ignore_patterns function never reads the folder",
     'grading.runner.xǁCappedBufferǁtext__mutmut_4': "bytes.decode's default codec is UTF-8",
     'grading.runner.xǁCappedBufferǁtext__mutmut_7': UTF8_ALIAS,
     **{f'grading.runner.{name}': "differs only when a monotonic clock reading equals the bound to the last bit"
@@ -163,13 +168,7 @@ KILLED = ('killed', 'timeout', 'segfault', 'caught by type check')
 
 def work_copy(module):
     """A temporary copy of the tree set up to mutate `module` with its tests; its path."""
-    folder = Path(tempfile.mkdtemp(prefix='mutate-'))
-    for name in COPIED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, folder / name, ignore=NOT_COPIED)
-        elif source.exists():
-            shutil.copy2(source, folder / name)
+    folder = tree_copy()
     config = configparser.ConfigParser()
     config.read(CONFIG)
     config['mutmut']['only_mutate'] = module
@@ -181,9 +180,7 @@ def work_copy(module):
 
 def mutmut(folder, *args, capture=False):
     """Run `python -m mutmut ARGS` in `folder` on one thread; its output if `capture`."""
-    env = dict(os.environ, OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')
-    env.pop('PYTHONPATH', None)  # the copy's src/ comes first (pyproject.toml); no path may lead back here
-    result = subprocess.run([sys.executable, '-m', 'mutmut', *args], cwd=folder, env=env, check=True,
+    result = subprocess.run([sys.executable, '-m', 'mutmut', *args], cwd=folder, env=copy_environment(), check=True,
                             text=True, stdout=subprocess.PIPE if capture else None)
     return result.stdout
 
@@ -217,13 +214,20 @@ def measure(module):
 
 
 def main(argv=None):
-    """Measure the modules named (every module of MODULES if none); exit 1 if one scores under 90%."""
+    """Measure the modules named (every module of MODULES, or of the plausible catalogue, if none);
+    exit 1 if one scores under 90%."""
     parser = argparse.ArgumentParser(description="Mutation testing of the infrastructure (mutmut)")
-    parser.add_argument('modules', nargs='*', help=f"modules to mutate (default: all of {len(MODULES)})")
+    parser.add_argument('modules', nargs='*', help=f"modules to mutate (default: all of {len(MODULES)}, or all "
+                                                   f"{len(CATALOGUE)} of the catalogue with --plausible)")
+    parser.add_argument('--plausible', action='store_true', help="run the hand-written plausible bugs of "
+                        "plausible_mutants.py, each against its module's tests in a copy of the tree, not mutmut")
     args = parser.parse_args(argv)
-    unknown = [module for module in args.modules if module not in MODULES]
+    known = CATALOGUE if args.plausible else MODULES
+    unknown = [module for module in args.modules if module not in known]
     if unknown:
-        parser.error(f"not configured: {', '.join(unknown)}; the modules are: {', '.join(MODULES)}")
+        parser.error(f"not configured: {', '.join(unknown)}; the modules are: {', '.join(known)}")
+    if args.plausible:
+        sys.exit(plausible.measure_all([CATALOGUE[module] for module in args.modules or CATALOGUE]))
     scores = [measure(module) for module in args.modules or MODULES]
     sys.exit(0 if all(score is None or score >= 0.9 for score in scores) else 1)
 

@@ -118,15 +118,19 @@ def stage_inputs_exist(args):
 
 
 def configuration(args):
-    """What differs from the graded configuration ('' for none), as 'name=value ...'."""
+    """What differs from the graded configuration ('' for none), as 'name=value ...', each setting
+    once: --small's sizes and training, each replaced by its own option when given, then the
+    options set away from their graded values."""
     graded = dict(GRADED_MODEL, bottleneck_dim=BOTTLENECK_DIM, pretrain_lr=6e-3, finetune_lr=6e-4)
-    differ = [f"{name}={value}" for name, value in (SMALL_MODEL.items() if args.small else ())]
-    differ += [f"{name}={value}" for name, value in SMALL_TRAINING.items() if args.small and name != 'num_workers']
-    differ += [f"{name}={getattr(args, name)}" for name in ('n_layer', 'n_head', 'n_embd', 'max_epochs', 'batch_size',
-                                                          'dropout') if getattr(args, name) is not None]
-    differ += [f"{name}={getattr(args, name)}" for name in ('bottleneck_dim', 'pretrain_lr', 'finetune_lr')
-               if getattr(args, name) != graded[name]]
-    return ' '.join(dict.fromkeys(differ))
+    differ = {}
+    if args.small:
+        differ.update(SMALL_MODEL)
+        differ.update((name, value) for name, value in SMALL_TRAINING.items() if name != 'num_workers')
+    differ.update((name, getattr(args, name)) for name in ('n_layer', 'n_head', 'n_embd', 'max_epochs', 'batch_size',
+                                                            'dropout') if getattr(args, name) is not None)
+    differ.update((name, getattr(args, name)) for name in ('bottleneck_dim', 'pretrain_lr', 'finetune_lr')
+                  if getattr(args, name) != graded[name])
+    return ' '.join(f"{name}={value}" for name, value in differ.items())
 
 
 def model_size(args):

@@ -14,7 +14,9 @@ position of the same epoch, and the run ends with the parameters an
 uninterrupted run would have had. A checkpoint of another run (stage,
 variant, vocabulary, configuration, processes) is refused with one line.
 Ctrl-C stops after the current step with a checkpoint and says how to
-resume; a second Ctrl-C stops at once.
+resume; a second Ctrl-C stops at once. The Checkpointer is a context
+manager: when training ends, well or not, Ctrl-C gets back the handler it
+had before.
 """
 
 import os
@@ -97,12 +99,23 @@ def read_checkpoint(path, identity):
 
 
 class Checkpointer:
-    """The Trainer callback described above; `resume` is a checkpoint read by read_checkpoint, or None."""
+    """The Trainer callback described above; `resume` is a checkpoint read by read_checkpoint, or None.
+    It handles Ctrl-C from its making until it is closed (or its `with` block ends)."""
 
     def __init__(self, path, identity, every, processes, resume=None):
         self.path, self.identity, self.every, self.processes, self.resume = path, identity, every, processes, resume
         self.interrupted = False
-        signal.signal(signal.SIGINT, self.interrupt)
+        self.former_handler = signal.signal(signal.SIGINT, self.interrupt)
+
+    def close(self):
+        """Give Ctrl-C back the handler it had before this Checkpointer."""
+        signal.signal(signal.SIGINT, self.former_handler)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def interrupt(self, signum, frame):
         self.interrupted = True

@@ -1,0 +1,120 @@
+"""
+What a checkpoint (src/runtime/training/checkpoint.py) promises beyond a resumed run's
+parameters, each of which a run on one process without a crash cannot show:
+its data reaches the disk before the rename, it holds every process's random
+generators and gives each process its own back, and Ctrl-C is the
+checkpointer's only while it trains.
+"""
+
+import os
+import random
+import signal
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from runtime.training import checkpoint
+
+
+def test_the_temporary_checkpoint_is_fsynced_before_it_is_renamed(tmp_path, monkeypatch):
+    """After a crash a rename can be on disk while the data renamed is not: the file is synced
+    first, then renamed, then its folder (which holds the rename) is synced."""
+    events = []
+    fsync, replace = os.fsync, os.replace
+
+    def spied_fsync(fd):
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        fsync(fd)
+
+    def spied_replace(source, target):
+        events.append(("replace", os.path.realpath(source)))
+        replace(source, target)
+    monkeypatch.setattr(os, "fsync", spied_fsync)
+    monkeypatch.setattr(os, "replace", spied_replace)
+    checkpoint.save_atomically({"step": 1}, str(tmp_path / "checkpoint.pt"))
+    assert len(events) == 3
+    temporary = events[1][1]
+    assert events == [("fsync", temporary), ("replace", temporary), ("fsync", os.path.realpath(tmp_path))]
+    assert torch.load(tmp_path / "checkpoint.pt") == {"step": 1}
+
+
+@pytest.fixture
+def generators_kept():
+    """The random generators as they were before the test, after it."""
+    states = checkpoint.rng_states()
+    yield
+    checkpoint.set_rng_states(states)
+
+
+def draws():
+    return random.random(), float(np.random.rand()), float(torch.rand(1))
+
+
+def seeded_states(seed):
+    """(the generators' states after seeding them with `seed`, what they draw next)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    return checkpoint.rng_states(), draws()
+
+
+def resumed(rank, state):
+    """A two-process run's process `rank` resumed from `state`: a Checkpointer's start on a toy trainer."""
+    model = torch.nn.Linear(1, 1)
+    optimizer = torch.optim.AdamW(model.parameters())
+    trainer = types.SimpleNamespace(model=model, optimizer=optimizer,
+                                    loader=types.SimpleNamespace(start_at=lambda epoch, position: None))
+    state = dict(state, model=model.state_dict(), optimizer=optimizer.state_dict())
+    processes = types.SimpleNamespace(world=2, rank=rank, main=rank == 0)
+    with checkpoint.Checkpointer("unused.pt", {}, 10, processes, state) as saver:
+        saver(trainer, 'start')
+
+
+def test_each_process_gets_its_own_generators_back(generators_kept):
+    """Under dropout each process draws its own masks: rank 1 restoring rank 0's generators trains
+    other parameters than the uninterrupted run."""
+    (rank0, drawn0), (rank1, drawn1) = seeded_states(10), seeded_states(11)
+    state = dict(scaler=None, tokens=0, step=3, epoch=0, position=3, rng=[rank0, rank1])
+    resumed(1, state)
+    assert draws() == drawn1
+    resumed(0, state)
+    assert draws() == drawn0
+
+
+def test_a_checkpoint_holds_each_processs_own_generators(tmp_path, monkeypatch):
+    """The main process writes every process's generators, gathered, not its own once a process."""
+    monkeypatch.setattr(checkpoint.dist, "all_gather_object", lambda values, value: values.__setitem__(
+        slice(None), [value, "rank 1's generators"]))
+    model = torch.nn.Linear(1, 1)
+    trainer = types.SimpleNamespace(model=model, optimizer=torch.optim.AdamW(model.parameters()),
+                                    step_fn=types.SimpleNamespace(), tokens=0, step=1)
+    processes = types.SimpleNamespace(world=2, rank=0, main=True)
+    ours = checkpoint.rng_states()
+    with checkpoint.Checkpointer(str(tmp_path / "checkpoint.pt"), {}, 10, processes) as saver:
+        saver.save(trainer, 0, 1)
+    saved = torch.load(tmp_path / "checkpoint.pt", weights_only=False)["rng"]
+    assert saved[1] == "rank 1's generators" and torch.equal(saved[0]["torch"], ours["torch"])
+
+
+@pytest.fixture
+def former_sigint():
+    """SIGINT handled, for the test, by a handler that lists the signals it gets; the real one after."""
+    received = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    yield received
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_is_the_checkpointers_only_while_it_trains(tmp_path, former_sigint):
+    """After training, well or not, a Ctrl-C reaches the handler from before it (not swallowed)."""
+    path = str(tmp_path / "checkpoint.pt")
+    one = types.SimpleNamespace(world=1, rank=0, main=True)
+    with checkpoint.Checkpointer(path, {}, 10, one) as saver:
+        assert signal.getsignal(signal.SIGINT) == saver.interrupt
+    with pytest.raises(RuntimeError, match="training failed"):
+        with checkpoint.Checkpointer(path, {}, 10, one):
+            raise RuntimeError("training failed")
+    os.kill(os.getpid(), signal.SIGINT)
+    assert former_sigint == [signal.SIGINT]

@@ -1,0 +1,33 @@
+"""
+The configuration stamp (src/runtime/command_line.py): a run says, and its
+parameters carry, every setting that differs from the graded configuration,
+each once at the value the run used, so a run that is not the graded one is
+never stamped as graded (collect_submission would hand it in) and is written
+to smoke/ rather than where the hand-in is collected from.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from runtime import command_line
+
+
+def stage_args(*argv):
+    return command_line.parse_args(["--stage", "vanilla_pretrain", *argv])
+
+
+@pytest.mark.parametrize("name, value", [("n_layer", "3"), ("n_head", "4"), ("n_embd", "128"), ("max_epochs", "5"),
+                                         ("batch_size", "64"), ("dropout", "0.2"), ("bottleneck_dim", "16"),
+                                         ("pretrain_lr", "0.001"), ("finetune_lr", "0.001")])
+def test_each_setting_away_from_the_graded_one_is_stamped(name, value):
+    args = stage_args(f"--{name}", value)
+    assert args.configuration == f"{name}={value}"
+    assert args.writing_params_path == str(Path(command_line.SMOKE_OUT) / "vanilla.pretrain.params")
+
+
+def test_a_size_given_beside_small_is_stamped_once_at_its_value():
+    small = "n_layer=2 n_head=2 n_embd=32 max_epochs=1 batch_size=32"
+    assert stage_args("--small").configuration == small
+    assert stage_args("--small", "--n_layer", "3").configuration == small.replace("n_layer=2", "n_layer=3")
+    assert stage_args("--small", "--batch_size", "16").configuration == small.replace("batch_size=32", "batch_size=16")
