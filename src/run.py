@@ -177,9 +177,9 @@ def train(args, inputs, processes):
         if recorder:
             record_seed(run_dir, args.seed)
         with Checkpointer(checkpoint, identity, args.checkpoint_every, processes, resume) as checkpointer:
-            config.callbacks = [*config.callbacks, checkpointer]  # Ctrl-C is the checkpointer's until training ends
+            config.hooks.callbacks.append(checkpointer)  # Ctrl-C is the checkpointer's until training ends
             if inputs.device.type == 'cpu' and not args.configuration and processes.main:
-                config.callbacks.append(DurationEstimate())
+                config.hooks.callbacks.append(DurationEstimate())
             trainer.config = config
             stamp(model, inputs.vocabulary, args.configuration, args.seed)
             if processes.main:

@@ -65,7 +65,7 @@ def resumed(rank, state):
     model = torch.nn.Linear(1, 1)
     optimizer = torch.optim.AdamW(model.parameters())
     trainer = types.SimpleNamespace(model=model, optimizer=optimizer,
-                                    loader=types.SimpleNamespace(start_at=lambda epoch, position: None))
+                                    batches=types.SimpleNamespace(start_at=lambda epoch, position: None))
     state = dict(state, model=model.state_dict(), optimizer=optimizer.state_dict())
     processes = types.SimpleNamespace(world=2, rank=rank, main=rank == 0)
     with checkpoint.Checkpointer("unused.pt", {}, 10, processes, state) as saver:
@@ -89,7 +89,7 @@ def test_a_checkpoint_holds_each_processs_own_generators(tmp_path, monkeypatch):
         slice(None), [value, "rank 1's generators"]))
     model = torch.nn.Linear(1, 1)
     trainer = types.SimpleNamespace(model=model, optimizer=torch.optim.AdamW(model.parameters()),
-                                    step_fn=types.SimpleNamespace(), tokens=0, step=1)
+                                    config=types.SimpleNamespace(hooks=None), tokens=0, step=1)
     processes = types.SimpleNamespace(world=2, rank=0, main=True)
     ours = checkpoint.rng_states()
     with checkpoint.Checkpointer(str(tmp_path / "checkpoint.pt"), {}, 10, processes) as saver:

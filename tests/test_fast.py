@@ -13,19 +13,23 @@ import os
 import shutil
 import sys
 import types
+import unittest.mock
 
 import pytest
 import torch
+from torch.utils.data import DataLoader
 
-from runtime.decoding.vanilla_cache import VanillaCache
-from runtime.decoding.perceiver_cache import PerceiverCache
 from runtime.decoding import ANSWER_STEPS, predict_places, predict_places_plain
 from runtime.decoding.greedy import CacheUnusable, Recompute, cache_class, greedy_decode
 from runtime.decoding.kv_cache import shared_prefix
+from runtime.decoding.perceiver_cache import PerceiverCache
+from runtime.decoding.vanilla_cache import VanillaCache
+from runtime.training import fast_steps
+from runtime.training.fast_steps import FastSteps, FastTraining, default_length_groups, split_by_length
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
+from submission import trainer as trainer_module
 from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.utils import sample
-from runtime.training.fast_steps import FastSteps, default_length_groups, fused_adamw, split_by_length
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -132,12 +136,11 @@ def names(corpus, pretraining):
 
 
 def fast_trainer(model, dataset=None, batch_size=64, precision="fp32", compile=False, **steps_settings):
-    """A Trainer on the CPU with the stages' fast hooks, set up for stepping by hand."""
+    """A Trainer on the CPU with the stages' fast hooks, started (device, optimizer) for stepping by hand."""
     steps = FastSteps(torch.device("cpu"), batch_size, precision, compile, **steps_settings)
-    config = TrainerConfig(device="cpu", learning_rate=1e-3, batch_size=batch_size, collate_fn=steps.collate,
-                           step_fn=steps, optimizer_fn=fused_adamw)
-    trainer = Trainer(model, dataset, None, config)
-    trainer.setup()
+    hooks = FastTraining(torch.device("cpu"), steps, batches=lambda trainer: None)
+    trainer = Trainer(model, dataset, None, TrainerConfig(learning_rate=1e-3, batch_size=batch_size, hooks=hooks))
+    hooks.start(trainer)
     return trainer
 
 
@@ -203,22 +206,27 @@ class LossRecorder:
             self.losses.append(value)
 
 
-def short_run(dataset, tiny_config, seeded_random, vocab_size, hooks=True, fused=True, num_workers=0, **steps_settings):
-    """Two epochs of batches of 8 from the same seeds, with the stages' hooks (FastSteps, `fused`
-    AdamW) or the student's plain loop; returns the trainer, its per-step losses, the model and
-    the learning rate set after each step."""
+def recording_rates(rates):
+    """The trainer's learning_rate, recording every rate it sets in `rates`."""
+    schedule = trainer_module.learning_rate
+    return lambda config, tokens: rates.append(schedule(config, tokens)) or rates[-1]
+
+
+def short_run(dataset, tiny_config, seeded_random, vocab_size, hooks=True, num_workers=0, **steps_settings):
+    """Two epochs of batches of 8 from the same seeds, with the stages' hooks (FastSteps, fused
+    AdamW, a shuffling DataLoader) or the student's plain loop; returns the trainer, its per-step
+    losses, the model and the learning rate set after each step."""
     recorder, rates = LossRecorder(), []
     torch.manual_seed(3)
     model = GPT(tiny_config(vocab_size, 64, n_layer=2))
     config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=3e-3, lr_decay=True, warmup_tokens=1000,
-                           final_tokens=6000, device="cpu", log_every=1, writer=recorder, num_workers=num_workers,
-                           callbacks=[lambda trainer, event: event == 'step' and rates.append(trainer.lr)])
+                           final_tokens=6000, writer=recorder, num_workers=num_workers)
     if hooks:
         steps = FastSteps(torch.device("cpu"), 8, "fp32", **steps_settings)
-        config.collate_fn, config.step_fn = steps.collate, steps
-        config.optimizer_fn = fused_adamw if fused else None
+        config.hooks = FastTraining(torch.device("cpu"), steps, log_every=1, batches=lambda trainer: DataLoader(
+            dataset, shuffle=True, batch_size=8, num_workers=num_workers, collate_fn=steps.collate))
     trainer = Trainer(model, dataset, None, config)
-    with seeded_random(5):
+    with seeded_random(5), unittest.mock.patch.object(trainer_module, "learning_rate", recording_rates(rates)):
         trainer.train()
     return trainer, recorder.losses, model, rates
 
@@ -257,10 +265,12 @@ def test_cut_batches_train_as_whole_batches(kind, names, pretraining, tiny_confi
                                 length_groups=4) for trim in (False, True)])
 
 
-def test_fused_adamw_trains_as_the_default_adamw(names, tiny_config, seeded_random):
+def test_fused_adamw_trains_as_the_default_adamw(names, tiny_config, seeded_random, monkeypatch):
     """The same short run with fused and with PyTorch's default AdamW (the kernels round differently)."""
-    runs = {fused: short_run(torch.utils.data.Subset(names, range(36)), tiny_config, seeded_random,
-                             len(names.stoi), fused=fused) for fused in (False, True)}
+    runs = {True: short_run(torch.utils.data.Subset(names, range(36)), tiny_config, seeded_random, len(names.stoi))}
+    monkeypatch.setattr(fast_steps, "fused_adamw", lambda groups, config, device: torch.optim.AdamW(
+        groups, lr=config.learning_rate, betas=config.betas))
+    runs[False] = short_run(torch.utils.data.Subset(names, range(36)), tiny_config, seeded_random, len(names.stoi))
     assert runs[True][0].optimizer.defaults['fused'] is True
     assert not runs[False][0].optimizer.defaults['fused']
     assert_same_run(runs[False], runs[True])
@@ -288,8 +298,9 @@ def steps_at_precision(names, tiny_config, precision, steps=3, **settings):
     model.head.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
     trainer = fast_trainer(model, precision=precision, **settings)
     model.train()
-    batch = trainer.config.collate_fn([names[i] for i in range(16)])
-    return [float(trainer.step_fn(trainer, batch)[0]) for _ in range(steps)], seen[0], trainer
+    hooks = trainer.config.hooks
+    batch = hooks.steps.collate([names[i] for i in range(16)])
+    return [float(hooks.step(trainer, batch)[0]) for _ in range(steps)], seen[0], trainer
 
 
 @pytest.mark.parametrize("precision, dtype", [("bf16", torch.bfloat16), ("fp16", torch.float16)])
@@ -299,7 +310,7 @@ def test_autocast_training_steps_run_on_cpu(names, tiny_config, precision, dtype
     exact, exact_dtype, _ = steps_at_precision(names, tiny_config, "fp32")
     half, half_dtype, trainer = steps_at_precision(names, tiny_config, precision)
     assert exact_dtype == torch.float32 and half_dtype == dtype
-    assert trainer.step_fn.scaler.is_enabled() == (precision == "fp16")
+    assert trainer.config.hooks.scaler.is_enabled() == (precision == "fp16")
     assert all(math.isfinite(loss) for loss in half)
     assert half == pytest.approx(exact, rel=0.02)
     assert half[-1] < half[0]
@@ -313,7 +324,7 @@ def test_compiled_model_trains_as_the_eager_one(names, tiny_config):
     settings = dict(trim_padding=False)
     eager, _, _ = steps_at_precision(names, tiny_config, "fp32", steps=2, **settings)
     compiled, _, trainer = steps_at_precision(names, tiny_config, "fp32", steps=2, compile=True, **settings)
-    assert trainer.step_fn.step_model is not trainer.model
+    assert trainer.config.hooks.steps.step_model is not trainer.model
     assert compiled == pytest.approx(eager, abs=1e-5)
 
 
@@ -330,7 +341,7 @@ def trained(request, names, tiny_config):
     extra = dict(perceiver=True, bottleneck_dim=30) if request.param == "perceiver" else {}
     torch.manual_seed(0)
     model = GPT(tiny_config(len(names.stoi), 64, n_layer=4, **extra))
-    config = TrainerConfig(max_epochs=6, batch_size=32, learning_rate=1e-2, device="cpu")
+    config = TrainerConfig(max_epochs=6, batch_size=32, learning_rate=1e-2)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     Trainer(model, names, None, config).train()

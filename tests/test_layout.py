@@ -9,6 +9,7 @@ import ast
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,9 +134,48 @@ def test_src_holds_only_the_packages_and_run_py():
     assert entries == {"run.py", "assignment", "submission", "runtime", "stages", "grading", "instructors"}
 
 
-def test_the_students_trainer_is_minGPT_sized():
-    lines = (SRC / "submission" / "trainer.py").read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= 180
+MINGPT_TRAINER_FIELDS = {"max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
+                         "lr_decay", "warmup_tokens", "final_tokens", "ckpt_path", "num_workers"}  # minGPT's, 2020
+
+
+def definitions(name):
+    """{top-level name: the names its class body defines (None for a function)} of src/submission/<name>."""
+    tree = ast.parse((SRC / "submission" / name).read_text(encoding="utf-8"))
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found[node.name] = {target.id for item in node.body if isinstance(item, ast.Assign)
+                                for target in item.targets} | {item.name for item in node.body
+                                                               if isinstance(item, ast.FunctionDef)}
+        elif isinstance(node, ast.FunctionDef):
+            found[node.name] = None
+    return found
+
+
+def test_the_students_trainer_is_minGPTs_with_writer_and_hooks():
+    trainer = definitions("trainer.py")
+    assert set(trainer) == {"TrainerConfig", "Trainer", "learning_rate", "optimizer_groups"}
+    fields = trainer["TrainerConfig"] - {"__init__"}
+    assert MINGPT_TRAINER_FIELDS <= fields and len(fields - MINGPT_TRAINER_FIELDS) <= 3
+    assert fields - MINGPT_TRAINER_FIELDS == {"writer", "hooks"}
+    assert trainer["Trainer"] == {"__init__", "save_checkpoint", "test_loss", "train"}
+
+
+def test_each_attention_layer_is_one_class_with_one_forward():
+    assert definitions("attention.py") == {"CausalSelfAttention": {"__init__", "forward"},
+                                           "CausalCrossAttention": {"__init__", "forward"}}
+
+
+def test_the_students_files_import_only_torch_numpy_tqdm_and_the_standard_library():
+    allowed = {"torch", "numpy", "tqdm"} | set(sys.stdlib_module_names)
+    imported = set()
+    for path in (SRC / "submission").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                imported.add(node.module.split(".")[0])
+    assert imported and imported <= allowed
 
 
 # ---------------------------------------------------------------- the stage table

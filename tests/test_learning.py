@@ -28,7 +28,7 @@ def test_tiny_model_learns_its_training_questions(task, tiny_config):
     path, questions, names = task
     torch.manual_seed(0)
     model = GPT(tiny_config(len(names.stoi), BLOCK, n_layer=2, n_head=2, n_embd=64))
-    config = TrainerConfig(max_epochs=80, batch_size=12, learning_rate=5e-3, device="cpu")
+    config = TrainerConfig(max_epochs=80, batch_size=12, learning_rate=5e-3)
     Trainer(model, names, None, config).train()
     predictions = predict_places_plain(model, questions, names, "cpu")
     total, correct = evaluate_places(str(path), predictions)
@@ -46,7 +46,7 @@ def test_params_saved_by_train_load_into_a_fresh_model(task, tiny_config, tmp_pa
     torch.manual_seed(0)
     model = GPT(config)
     initial = {name: value.clone() for name, value in model.state_dict().items()}
-    trainer = Trainer(model, names, None, TrainerConfig(max_epochs=1, batch_size=6, device="cpu"))
+    trainer = Trainer(model, names, None, TrainerConfig(max_epochs=1, batch_size=6))
     path = tmp_path / "model.params"
     train(model, str(path), trainer)
     saved = torch.load(path, map_location="cpu", weights_only=True)

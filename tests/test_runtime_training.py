@@ -215,8 +215,9 @@ def toy_trainer():
     scaler.load_state_dict = lambda state: scaler.state.update(loaded=state)
     loader = types.SimpleNamespace(position=3, start_at=lambda epoch, position: started.append((epoch, position)))
     started = []
-    return types.SimpleNamespace(model=model, optimizer=optimizer, step_fn=types.SimpleNamespace(scaler=scaler),
-                                 tokens=100, step=6, epoch=2, loader=loader, lr=None, started=started)
+    hooks = types.SimpleNamespace(scaler=scaler)
+    return types.SimpleNamespace(model=model, optimizer=optimizer, config=types.SimpleNamespace(hooks=hooks),
+                                 tokens=100, step=6, epoch=2, batches=loader, lr=None, started=started)
 
 
 def test_a_checkpoint_is_saved_every_so_many_steps_and_each_epoch(tmp_path, sigint_kept):
@@ -236,7 +237,7 @@ def test_a_checkpoint_is_saved_every_so_many_steps_and_each_epoch(tmp_path, sigi
     state = torch.load(path, weights_only=False)
     assert (state['epoch'], state['position']) == (3, 0)
     saver(trainer, 'start')  # nothing to resume
-    trainer.step_fn = types.SimpleNamespace()  # a trainer without a grad scaler
+    trainer.config.hooks = types.SimpleNamespace()  # hooks without a grad scaler
     saver(trainer, 'epoch_end')
     assert torch.load(path, weights_only=False)['scaler'] is None
 
@@ -270,5 +271,5 @@ def test_a_resume_restores_every_part_of_the_run(tmp_path, sigint_kept):
     assert torch.equal(fresh.model.weight, trainer.model.weight)
     assert fresh.optimizer.state_dict()['state'][0]['step'] == 1 and fresh.lr == 0.5
     assert (fresh.tokens, fresh.step, fresh.epoch, fresh.started) == (100, 6, 4, [(4, 7)])
-    assert fresh.step_fn.scaler.state['loaded'] == {'scale': 8.0}
+    assert fresh.config.hooks.scaler.state['loaded'] == {'scale': 8.0}
     assert (random.random(), float(np.random.rand()), float(torch.rand(1))) == drawn

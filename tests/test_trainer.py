@@ -6,9 +6,10 @@ import math
 import pytest
 import torch
 
-from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
-from submission.trainer import learning_rate, optimizer_groups
 from runtime.training.fast_steps import collate_trimmed
+from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
+from submission import trainer as trainer_module
+from submission.trainer import learning_rate, optimizer_groups
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -35,6 +36,7 @@ def test_trainer_config_defaults_are_the_spec():
     assert config.ckpt_path is None
     assert config.num_workers == 0
     assert config.writer is None
+    assert config.hooks is None
 
 
 def test_trainer_config_takes_any_keyword():
@@ -108,24 +110,26 @@ def test_collate_cuts_all_pad_target_columns_and_keeps_the_loss(names, tiny_conf
         torch.testing.assert_close(model(x, y)[1], model(whole_x, whole_y)[1])
 
 
-def test_learning_rates_follow_schedule_on_uncut_token_counts(names, tiny_config):
+def test_learning_rates_follow_schedule_on_uncut_token_counts(names, tiny_config, monkeypatch):
     """Batches of 8, 8, 4 examples of 127 positions each, over 2 epochs; the
     rate set after each step is the schedule at the positions seen so far,
     counting whole (uncut) batches. Warmup and final_tokens are chosen so the
     run crosses warmup, the cosine, the floor and the rise past final_tokens."""
     per_example = 127
     warmup, final = 10 * per_example, 22 * per_example
-    rates = []
     config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=1e-3, lr_decay=True,
-                           warmup_tokens=warmup, final_tokens=final, device="cpu",
-                           callbacks=[lambda trainer, event: event == 'step' and rates.append(trainer.lr)])
+                           warmup_tokens=warmup, final_tokens=final)
     torch.manual_seed(1)
     trainer = Trainer(GPT(tiny_config(len(names.stoi), 128, n_layer=2)), names, None, config)
+    rates = []
+    steps = trainer_module.learning_rate
+    monkeypatch.setattr(trainer_module, "learning_rate", lambda *args: rates.append(steps(*args)) or rates[-1])
     trainer.train()
     seen = list(itertools.accumulate([8, 8, 4] * 2))
     assert trainer.step == 6
     assert trainer.tokens == 40 * per_example
     assert rates == pytest.approx([schedule(1e-3, warmup, final, n * per_example) for n in seen])
+    assert trainer.optimizer.param_groups[0]["lr"] == rates[-1]
 
 
 # ---------------------------------------------------------------- weight decay
@@ -169,7 +173,7 @@ def test_trainer_builds_adamw_with_those_groups(perceiver, names, monkeypatch):
             built.append(self)
 
     monkeypatch.setattr(torch.optim, "AdamW", RecordingAdamW)
-    config = TrainerConfig(max_epochs=0, weight_decay=0.05, learning_rate=2e-3, device="cpu")
+    config = TrainerConfig(max_epochs=0, weight_decay=0.05, learning_rate=2e-3)
     Trainer(perceiver, names, None, config).train()
     (optimizer,) = built
     decay = decayed_names(perceiver, optimizer.param_groups)

@@ -45,17 +45,16 @@ import torch
 from torch.utils.data.dataloader import default_collate
 from tqdm import tqdm
 
+from assignment.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS, GRADED_MODEL, GRADED_STAGES,
+                              GRADED_TRAINING, TEST_QUESTIONS, TRAIN_QUESTIONS)
+from runtime.decoding import predict_places, predict_places_plain
+from runtime.inputs import InputError, pretraining_dataset, read_questions, read_text
+from runtime.params import checked_params, vocabulary_string
+from runtime.training.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, rng_states, save_atomically
+from runtime.training.fast_steps import FastSteps, fused_adamw
 from submission import GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
 from submission.trainer import optimizer_groups
 from submission.utils import pick_device
-
-from runtime.training.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, rng_states, save_atomically
-from runtime.decoding import predict_places, predict_places_plain
-from assignment.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS, GRADED_MODEL, GRADED_STAGES,
-                          GRADED_TRAINING, TEST_QUESTIONS, TRAIN_QUESTIONS)
-from runtime.inputs import InputError, pretraining_dataset, read_questions, read_text
-from runtime.params import checked_params, vocabulary_string
-from runtime.training.fast_steps import FastSteps, fused_adamw
 
 from .release.autograder import write_hidden_bundle
 
@@ -147,6 +146,17 @@ def spread(seconds):
     return f"{min(seconds):.3g}-{max(seconds):.3g}"
 
 
+def plain_step(trainer, batch):
+    """One step of the student's plain loop, as Trainer.train writes it: forward, backward, clip, update."""
+    x, y = (t.to(trainer.device) for t in batch)  # (B, T) each
+    logits, loss = trainer.model(x, y)
+    trainer.model.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), trainer.config.grad_norm_clip)
+    trainer.optimizer.step()
+    return loss.detach(), y.numel()
+
+
 def training_steps(args, device, examples, shape, vocab_size, final_tokens):
     """
     Time the plain and the fast trainer's step on one batch, alternating:
@@ -159,31 +169,31 @@ def training_steps(args, device, examples, shape, vocab_size, final_tokens):
     fast_model = graded_model(vocab_size, args.dropout)
     plain_model = graded_model(vocab_size, args.dropout, fused_attention=False)
     plain_model.load_state_dict(fast_model.state_dict())
-    common = dict(lr_decay=True, warmup_tokens=512 * 20, final_tokens=final_tokens, device=device, **shape)
+    config = TrainerConfig(lr_decay=True, warmup_tokens=512 * 20, final_tokens=final_tokens, **shape)
     fast_steps = FastSteps(device, shape['batch_size'], args.precision, args.compile,
                            length_groups=args.length_groups)
-    trainers = {
-        'plain': Trainer(plain_model, None, None, TrainerConfig(**common)),
-        'fast': Trainer(fast_model, None, None, TrainerConfig(collate_fn=fast_steps.collate, step_fn=fast_steps,
-                                                               optimizer_fn=fused_adamw, **common)),
-    }
+    trainers = {'plain': Trainer(plain_model, None, None, config), 'fast': Trainer(fast_model, None, None, config)}
+    steps = {'plain': plain_step, 'fast': fast_steps}
     seconds = {name: [] for name in trainers}
     kernel = {name: [0.0, 0.0] for name in trainers}  # system and total CPU seconds
     losses = {name: [] for name in trainers}
-    batches, starts = {}, {}
+    batches = {'plain': default_collate(examples), 'fast': fast_steps.collate(examples)}
+    starts = {}
     for name, trainer in trainers.items():
-        trainer.setup()
-        trainer.model.train()
-        batches[name] = (trainer.config.collate_fn or default_collate)(examples)
+        trainer.device = device
+        trainer.model.to(device).train()
+        groups = optimizer_groups(trainer.model, config.weight_decay)
+        trainer.optimizer = (fused_adamw(groups, config, device) if name == 'fast' else
+                             torch.optim.AdamW(groups, lr=config.learning_rate, betas=config.betas))
         starts[name] = (copy.deepcopy(trainer.model.state_dict()), copy.deepcopy(trainer.optimizer.state_dict()))
-        trainer.step_fn(trainer, batches[name])  # warm-up
+        steps[name](trainer, batches[name])  # warm-up
     for _ in tqdm(range(args.steps), desc=f"training steps, batch {len(examples)}"):
         for name, trainer in trainers.items():
             weights, optimizer_state = starts[name]
             trainer.model.load_state_dict(weights)
             trainer.optimizer.load_state_dict(optimizer_state)
             started, cpu = time.perf_counter(), os.times()
-            loss = trainer.step_fn(trainer, batches[name])[0].item()  # .item() waits for the device
+            loss = steps[name](trainer, batches[name])[0].item()  # .item() waits for the device
             seconds[name].append(time.perf_counter() - started)
             done = os.times()
             kernel[name][0] += done.system - cpu.system

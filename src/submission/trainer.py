@@ -13,9 +13,10 @@ progress is not clamped, so past final_tokens the rate rises again. As in
 minGPT, the rate is set after each step for the next one, so the first step
 runs at the base rate.
 
-The hooks at the end of TrainerConfig are for src/run.py, which plugs in
-faster steps that compute the same numbers; left at None, this file is the
-plain loop and needs nothing else.
+With config.hooks left at None, train() is the plain loop below. src/run.py
+sets hooks to the stages' faster training (src/runtime/training/), which
+makes the batches and takes each step, computing the same numbers, and runs
+what a stage needs around them (checkpoints, records).
 """
 
 import math
@@ -44,14 +45,7 @@ class TrainerConfig:
     ckpt_path = None
     num_workers = 0  # for DataLoader
     writer = None  # anything with add_scalar(tag, value, step), e.g. a TensorBoard SummaryWriter
-    log_every = 10  # steps between reading the loss back for the progress bar and the writer
-    # hooks (None: the plain loop below)
-    device = None  # None: cuda, then mps, then cpu
-    collate_fn = None  # DataLoader's collate_fn: a list of examples -> a batch for step_fn
-    loader_fn = None  # loader_fn(trainer) -> the training batches, iterated once an epoch
-    step_fn = None  # step_fn(trainer, batch) -> (loss, positions): one optimizer step
-    optimizer_fn = None  # optimizer_fn(param_groups, config) -> the optimizer
-    callbacks = ()  # each called as callback(trainer, event), event 'start', 'step' or 'epoch_end'
+    hooks = None  # the stages' faster training; None: the plain loop of Trainer.train
 
     def __init__(self, **kwargs):
         for k, v in kwargs.items():
@@ -78,10 +72,6 @@ def optimizer_groups(model, weight_decay):
             {"params": no_decay, "weight_decay": 0.0}]
 
 
-def adamw(param_groups, config):
-    return torch.optim.AdamW(param_groups, lr=config.learning_rate, betas=config.betas)
-
-
 class Trainer:
 
     def __init__(self, model, train_dataset, test_dataset, config):
@@ -89,6 +79,7 @@ class Trainer:
         self.train_dataset = train_dataset
         self.test_dataset = test_dataset
         self.config = config
+        self.device = pick_device()
         self.tokens = 0  # counter used for learning rate decay
         self.step = 0
         self.epoch = 0
@@ -99,27 +90,6 @@ class Trainer:
             print("saving %s" % self.config.ckpt_path)
             torch.save(self.model.state_dict(), self.config.ckpt_path)
 
-    def plain_step(self, batch):
-        """Forward, backward, clip and update on one batch (x, y); returns the loss and B * T."""
-        x, y = (t.to(self.device) for t in batch)  # (B, T) each
-        logits, loss = self.model(x, y)
-        self.model.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_norm_clip)
-        self.optimizer.step()
-        return loss.detach(), y.numel()
-
-    def plain_loader(self):
-        """Shuffled batches of the training set."""
-        config = self.config
-        return DataLoader(self.train_dataset, shuffle=True, batch_size=config.batch_size,
-                          num_workers=config.num_workers, persistent_workers=config.num_workers > 0,
-                          pin_memory=self.device.type == 'cuda', collate_fn=config.collate_fn)
-
-    def notify(self, event):
-        for callback in self.config.callbacks:
-            callback(self, event)
-
     @torch.no_grad()
     def test_loss(self):
         """The mean loss over the test dataset's batches."""
@@ -128,27 +98,33 @@ class Trainer:
         losses = [self.model(x.to(self.device), y.to(self.device))[1] for x, y in loader]
         return float(torch.stack(losses).mean())
 
-    def setup(self):
-        """Put the model on its device; make the optimizer and choose the step."""
-        config = self.config
-        self.device = torch.device(config.device) if config.device else pick_device()
-        self.model.to(self.device)
-        self.optimizer = (config.optimizer_fn or adamw)(optimizer_groups(self.model, config.weight_decay), config)
-        self.step_fn = config.step_fn or Trainer.plain_step
-
     def train(self):
-        model, config = self.model, self.config
-        self.setup()
-        self.loader = loader = (config.loader_fn or Trainer.plain_loader)(self)
+        model, config, hooks = self.model, self.config, self.config.hooks
+        if hooks is None:
+            model.to(self.device)
+            self.optimizer = torch.optim.AdamW(optimizer_groups(model, config.weight_decay),
+                                               lr=config.learning_rate, betas=config.betas)
+            self.batches = DataLoader(self.train_dataset, shuffle=True, batch_size=config.batch_size,
+                                      num_workers=config.num_workers)
+        else:
+            hooks.start(self)  # its device, optimizer and batches; a resumed run's state
         start = time.time()
-        self.notify('start')
 
         for epoch in range(self.epoch, config.max_epochs):
             self.epoch = epoch
             model.train()
-            pbar = tqdm(enumerate(loader), total=len(loader))
+            pbar = tqdm(enumerate(self.batches), total=len(self.batches))
             for it, batch in pbar:
-                loss, positions = self.step_fn(self, batch)
+                if hooks is None:
+                    x, y = (t.to(self.device) for t in batch)  # (B, T) each
+                    logits, loss = model(x, y)  # forward
+                    model.zero_grad(set_to_none=True)
+                    loss.backward()  # backward
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_norm_clip)
+                    self.optimizer.step()  # update
+                    positions = y.numel()
+                else:
+                    loss, positions = hooks.step(self, batch)
                 self.step += 1
 
                 # decay the learning rate based on our progress
@@ -156,10 +132,11 @@ class Trainer:
                 self.lr = learning_rate(config, self.tokens)
                 for param_group in self.optimizer.param_groups:
                     param_group['lr'] = self.lr
-                self.notify('step')
+                if hooks is not None:
+                    hooks.stepped(self)
 
-                # report progress, reading the loss back from the device only every log_every steps
-                if it % config.log_every == 0 or it == len(loader) - 1:
+                # report progress (the hooks read the loss back from the device only every few steps)
+                if hooks is None or hooks.reports(it, len(self.batches)):
                     loss_value = loss.item()
                     pbar.set_description(f"epoch {epoch + 1}/{config.max_epochs} iter {it}: "
                                          f"train loss {loss_value:.5f}. lr {self.lr:e}")
@@ -171,4 +148,5 @@ class Trainer:
             if self.test_dataset is not None:
                 print("test loss: %f" % self.test_loss())
             self.save_checkpoint()
-            self.notify('epoch_end')
+            if hooks is not None:
+                hooks.epoch_ended(self)

@@ -1,5 +1,5 @@
 """
-The training batches of the stages: the loader_fn of the student's Trainer.
+The training batches of the stages, which FastTraining gives the student's Trainer.
 
 Epoch e visits the training set in the order of a permutation drawn from a
 generator seeded with seed + e (as torch's DistributedSampler draws it).

@@ -1,5 +1,5 @@
 """
-Resumable training. A Checkpointer, one of the Trainer's callbacks, saves
+Resumable training. A Checkpointer, one of FastTraining's callbacks, saves
 every `every` steps and at the end of each epoch
 
     model, optimizer (AdamW's moments), grad scaler, tokens, step, epoch,
@@ -135,7 +135,7 @@ class Checkpointer:
         elif event == 'step':
             stop = self.stop_now()
             if stop or trainer.step % self.every == 0:
-                self.save(trainer, trainer.epoch, trainer.loader.position)
+                self.save(trainer, trainer.epoch, trainer.batches.position)
             if stop:
                 raise Interrupted
         elif event == 'epoch_end':
@@ -145,7 +145,7 @@ class Checkpointer:
         rngs = every_process(rng_states(), self.processes)
         if not self.processes.main:
             return
-        scaler = getattr(trainer.step_fn, 'scaler', None)
+        scaler = getattr(trainer.config.hooks, 'scaler', None)
         save_atomically({'identity': self.identity, 'model': trainer.model.state_dict(),
                          'optimizer': trainer.optimizer.state_dict(),
                          'scaler': scaler.state_dict() if scaler is not None else None,
@@ -156,8 +156,8 @@ class Checkpointer:
         trainer.model.load_state_dict(state['model'])
         trainer.optimizer.load_state_dict(state['optimizer'])
         if state['scaler'] is not None:
-            trainer.step_fn.scaler.load_state_dict(state['scaler'])
+            trainer.config.hooks.scaler.load_state_dict(state['scaler'])
         trainer.tokens, trainer.step, trainer.epoch = state['tokens'], state['step'], state['epoch']
         trainer.lr = trainer.optimizer.param_groups[0]['lr']
-        trainer.loader.start_at(state['epoch'], state['position'])
+        trainer.batches.start_at(state['epoch'], state['position'])
         set_rng_states(state['rng'][self.processes.rank])

@@ -1,7 +1,8 @@
 """
-The stages' training: the student's Trainer with faster steps plugged into
-its hooks (TrainerConfig.collate_fn, step_fn, optimizer_fn), computing the
-same loss and gradients as its plain loop up to floating-point rounding.
+The stages' training: the student's Trainer with FastTraining as its
+TrainerConfig.hooks, which makes the batches and takes each step, computing
+the same loss and gradients as the plain loop up to floating-point rounding,
+and runs the stage's callbacks (checkpoints, the duration estimate).
 
 - Length groups: the rows of a batch are sorted by their last non-PAD
   target and cut into groups, each cut after its own last target column.
@@ -23,9 +24,9 @@ import functools
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data.dataloader import default_collate
+from torch.utils.data.dataloader import DataLoader, default_collate
 
-from submission.trainer import TrainerConfig
+from submission.trainer import TrainerConfig, optimizer_groups
 
 from .batches import EpochBatches
 from .distributed import Processes
@@ -164,29 +165,75 @@ class FastSteps:
         return loss, positions
 
 
-def fused_adamw(param_groups, config):
+def fused_adamw(param_groups, config, device):
     """AdamW with its fused kernel where PyTorch has one (cuda, cpu)."""
-    fused = torch.device(config.device).type in ('cuda', 'cpu')
+    fused = device.type in ('cuda', 'cpu')
     return torch.optim.AdamW(param_groups, lr=config.learning_rate, betas=config.betas, fused=fused)
+
+
+class FastTraining:
+    """
+    The hooks of the student's Trainer for a fast run on `device`: it puts the
+    model there, makes fused AdamW and the batches (`batches(trainer)`),
+    takes each step with `steps` (a FastSteps), reads the loss back every
+    `log_every` steps, and tells each of `callbacks` (callback(trainer,
+    event)) of the events 'start' (the optimizer and batches are made: a
+    resume restores here), 'step' and 'epoch_end'.
+    """
+
+    def __init__(self, device, steps, batches, log_every=10, callbacks=()):
+        self.device, self.steps, self.batches, self.log_every = device, steps, batches, log_every
+        self.callbacks = list(callbacks)
+
+    @property
+    def scaler(self):
+        """The steps' gradient scaler (saved with a checkpoint)."""
+        return self.steps.scaler
+
+    def tell(self, trainer, event):
+        for callback in self.callbacks:
+            callback(trainer, event)
+
+    def start(self, trainer):
+        trainer.device = self.device
+        trainer.model.to(self.device)
+        trainer.optimizer = fused_adamw(optimizer_groups(trainer.model, trainer.config.weight_decay), trainer.config,
+                                        self.device)
+        trainer.batches = self.batches(trainer)
+        self.tell(trainer, 'start')
+
+    def step(self, trainer, batch):
+        return self.steps(trainer, batch)
+
+    def stepped(self, trainer):
+        self.tell(trainer, 'step')
+
+    def reports(self, it, batches):
+        """Whether to read the loss of step `it` of an epoch of `batches` back from the device."""
+        return it % self.log_every == 0 or it == batches - 1
+
+    def epoch_ended(self, trainer):
+        self.tell(trainer, 'epoch_end')
 
 
 def run_config(student_config, device, precision='auto', compile=False, processes=Processes(), seed=0,
                seeded_batches=True, **overrides):
     """
     A new TrainerConfig: the student's settings, then `overrides` (e.g. a
-    smoke run's max_epochs), then the fast hooks on `device`: FastSteps, fused
-    AdamW, and the seeded batches of this process (batches.py; without
-    seeded_batches, the plain loader's shuffled batches). The student's
-    object is left as it is.
+    smoke run's max_epochs), with FastTraining on `device` as its hooks:
+    FastSteps, fused AdamW, and the seeded batches of this process
+    (batches.py; without seeded_batches, shuffled batches of a plain
+    DataLoader). The student's object is left as it is.
     """
     settings = {name: getattr(student_config, name) for name in dir(student_config) if not name.startswith('_')}
     settings.update(overrides)
     steps = FastSteps(device, settings['batch_size'] // processes.world, precision, compile)
 
     def batches(trainer):
+        if not seeded_batches:
+            return DataLoader(trainer.train_dataset, shuffle=True, batch_size=settings['batch_size'],
+                              num_workers=settings['num_workers'], collate_fn=steps.collate)
         return EpochBatches(trainer.train_dataset, settings['batch_size'], steps.collate, settings['num_workers'],
                             seed, processes.rank, processes.world, pin_memory=device.type == 'cuda')
 
-    settings.update(device=device, collate_fn=steps.collate, step_fn=steps, optimizer_fn=fused_adamw,
-                    loader_fn=batches if seeded_batches else None)
-    return TrainerConfig(**settings)
+    return TrainerConfig(**dict(settings, hooks=FastTraining(device, steps, batches)))
