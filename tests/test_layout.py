@@ -27,7 +27,7 @@ ALLOWED = {
     "runtime": {"assignment", "submission"},
     "stages": {"assignment", "submission", "runtime"},
     "run": {"assignment", "submission", "runtime"},
-    "instructors": {"assignment", "submission", "runtime", "stages", "grading"},
+    "instructors": {"assignment", "submission", "runtime", "stages", "grading", "run"},
 }
 # The one import against the order: the regeneration probe decodes as the stages do, with the
 # bundle's copy of their decoder (runtime/) on the trusted process's path.
@@ -163,7 +163,7 @@ def test_the_students_trainer_is_minGPTs_with_writer_and_hooks():
 
 def test_each_attention_layer_is_one_class_with_one_forward():
     assert definitions("attention.py") == {"CausalSelfAttention": {"__init__", "forward"},
-                                           "CausalCrossAttention": {"__init__", "forward"}}
+                                           "CausalCrossAttention": {"forward"}}  # CausalSelfAttention's layers
 
 
 def test_the_students_files_import_only_torch_numpy_tqdm_and_the_standard_library():

@@ -72,32 +72,14 @@ class CausalSelfAttention(nn.Module):
         return y
 
 
-class CausalCrossAttention(nn.Module):
+class CausalCrossAttention(CausalSelfAttention):
     """
-    Causal cross-attention: equations (1) and (2) with keys and values from
-    x_kv (B, T_k, d) and queries from x_q (B, T_q, d). The mask is the lower
-    triangle cut to [:T_q, :T_k], so query row i sees key columns <= i.
-    Either input may have a batch of 1; it is broadcast against the other's
-    batch.
+    Causal cross-attention, with the layers of CausalSelfAttention: equations
+    (1) and (2) with keys and values from x_kv (B, T_k, d) and queries from
+    x_q (B, T_q, d). The mask is the lower triangle cut to [:T_q, :T_k], so
+    query row i sees key columns <= i. Either input may have a batch of 1; it
+    is broadcast against the other's batch.
     """
-
-    def __init__(self, config):
-        super().__init__()
-        assert config.n_embd % config.n_head == 0
-        # key, query, value projections for all heads
-        self.key = nn.Linear(config.n_embd, config.n_embd)
-        self.query = nn.Linear(config.n_embd, config.n_embd)
-        self.value = nn.Linear(config.n_embd, config.n_embd)
-        # regularization
-        self.attn_drop = nn.Dropout(config.attn_pdrop)
-        self.resid_drop = nn.Dropout(config.resid_pdrop)
-        # output projection
-        self.proj = nn.Linear(config.n_embd, config.n_embd)
-        # causal mask to ensure that attention is only applied to the left in the input sequence
-        self.register_buffer("mask", torch.tril(torch.ones(config.block_size, config.block_size))
-                                     .view(1, 1, config.block_size, config.block_size))
-        self.n_head = config.n_head
-        self.fused = getattr(config, 'fused_attention', True)
 
     def forward(self, x_kv, x_q):
         Bk, Tk, Ck = x_kv.size()
