@@ -94,7 +94,7 @@ case "$STAGE" in
         usage ;;
     london_baseline)
         ensure_packages torch numpy tqdm
-        "$PYTHON" -m stages.baseline --train_path "$DATA_DIR/birth_places_train.tsv" \
+        "$PYTHON" -m stages.london_baseline --train_path "$DATA_DIR/birth_places_train.tsv" \
             --dev_path "$DATA_DIR/birth_dev.tsv" "$@" ;;
     score_dev)  # the hidden tests, as a local check of the prediction files that data/ has labels for
         ensure_packages torch numpy tqdm
@@ -132,7 +132,7 @@ case "$STAGE" in
         ensure_packages torch numpy tqdm matplotlib
         "$PYTHON" -m instructors.copies "$@" ;;
     collect_submission)
-        "$PYTHON" -m stages.collect "$@" ;;
+        "$PYTHON" -m stages.collect_submission "$@" ;;
     "")
         usage >&2
         exit 2 ;;

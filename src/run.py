@@ -47,7 +47,7 @@ from runtime.params import checked_params, stamp, vocabulary_string
 from runtime.training.records import RunRecorder
 from runtime.seeds import record_seed, run_seed
 from runtime.training.duration import DurationEstimate
-from runtime.training.fast_steps import run_config
+from runtime.training.fast_training import run_config
 
 
 def build_model(args, vocab_size, size):

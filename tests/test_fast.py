@@ -24,8 +24,8 @@ from runtime.decoding.greedy import CacheUnusable, Recompute, cache_class, greed
 from runtime.decoding.kv_cache import shared_prefix
 from runtime.decoding.perceiver_cache import PerceiverCache
 from runtime.decoding.vanilla_cache import VanillaCache
-from runtime.training import fast_steps
-from runtime.training.fast_steps import FastSteps, FastTraining, default_length_groups, split_by_length
+from runtime.training import fast_training
+from runtime.training.fast_training import FastSteps, FastTraining, default_length_groups, split_by_length
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission import trainer as trainer_module
 from submission.attention import CausalCrossAttention, CausalSelfAttention
@@ -268,7 +268,7 @@ def test_cut_batches_train_as_whole_batches(kind, names, pretraining, tiny_confi
 def test_fused_adamw_trains_as_the_default_adamw(names, tiny_config, seeded_random, monkeypatch):
     """The same short run with fused and with PyTorch's default AdamW (the kernels round differently)."""
     runs = {True: short_run(torch.utils.data.Subset(names, range(36)), tiny_config, seeded_random, len(names.stoi))}
-    monkeypatch.setattr(fast_steps, "fused_adamw", lambda groups, config, device: torch.optim.AdamW(
+    monkeypatch.setattr(fast_training, "fused_adamw", lambda groups, config, device: torch.optim.AdamW(
         groups, lr=config.learning_rate, betas=config.betas))
     runs[False] = short_run(torch.utils.data.Subset(names, range(36)), tiny_config, seeded_random, len(names.stoi))
     assert runs[True][0].optimizer.defaults['fused'] is True

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from instructors.release import regions
-from stages import collect as collect_submission
+from stages import collect_submission
 from runtime.params import stamp
 from submission import GPT, GPTConfig
 
@@ -236,7 +236,7 @@ def test_starter_keeps_every_signature_and_docstring(release):
 def test_student_tree_holds_what_students_need(release, data_dir, thresholds):
     student = release / "student"
     for path in ("run.sh", "grader.py", "environment.yml", "requirements.txt", "README.md",
-                 "src/run.py", "src/stages/collect.py", "src/submission/__init__.py"):
+                 "src/run.py", "src/stages/collect_submission.py", "src/submission/__init__.py"):
         assert (student / path).is_file(), path
     assert os.stat(student / "run.sh").st_mode & stat.S_IXUSR
     for notebook in ("src/submission/mingpt-demo/play_char.ipynb", "notebooks/attention.ipynb"):
@@ -469,7 +469,7 @@ def test_collect_submission_zips_the_18_deliverables_flat(tmp_path):
     contents = fill_submission(tmp_path / "submission")
     (tmp_path / "submission" / "notes.txt").write_text("not a deliverable")
     out = tmp_path / "submission.zip"
-    done = run_python(["-m", "stages.collect", "--submission-dir", str(tmp_path / "submission"),
+    done = run_python(["-m", "stages.collect_submission", "--submission-dir", str(tmp_path / "submission"),
                        "--out", str(out)])
     assert done.returncode == 0, done.stderr
     with zipfile.ZipFile(out) as archive:
@@ -484,7 +484,7 @@ def test_collect_submission_names_every_missing_deliverable_and_keeps_the_old_zi
         (tmp_path / "submission" / name).unlink()
     out = tmp_path / "submission.zip"
     out.write_bytes(b"an earlier zip")
-    done = run_python(["-m", "stages.collect", "--submission-dir", str(tmp_path / "submission"),
+    done = run_python(["-m", "stages.collect_submission", "--submission-dir", str(tmp_path / "submission"),
                        "--out", str(out)])
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0 and "3 of 18" in done.stderr
@@ -501,7 +501,7 @@ def test_collect_submission_refuses_smoke_params_and_their_predictions(tmp_path)
     write_params(tmp_path / "submission" / "vanilla.finetune.params", "n_layer=2 n_head=2 n_embd=32 max_epochs=1")
     write_params(tmp_path / "submission" / "perceiver.pretrain.params", None, perceiver=True)
     out = tmp_path / "submission.zip"
-    done = run_python(["-m", "stages.collect", "--submission-dir", str(tmp_path / "submission"),
+    done = run_python(["-m", "stages.collect_submission", "--submission-dir", str(tmp_path / "submission"),
                        "--out", str(out)])
     assert done.returncode == 1 and done.stderr.strip().count("\n") == 0 and not out.exists()
     assert "4 files are not for grading" in done.stderr
@@ -517,7 +517,7 @@ def test_collect_submission_refuses_smoke_params_and_their_predictions(tmp_path)
 def test_the_zip_is_as_readable_as_the_users_files(tmp_path):
     fill_submission(tmp_path / "submission")
     out = tmp_path / "submission.zip"
-    done = subprocess.run(["bash", "-c", f"umask 022 && {sys.executable} -m stages.collect --submission-dir "
+    done = subprocess.run(["bash", "-c", f"umask 022 && {sys.executable} -m stages.collect_submission --submission-dir "
                            f"{tmp_path / 'submission'} --out {out}"], cwd=REPO, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     assert done.returncode == 0, done.stderr
@@ -574,7 +574,7 @@ def run_autograder(release, submission, tmp_path, **env):
 def test_run_autograder_gives_a_zip_of_the_solution_full_marks(release, data_dir, tmp_path):
     write_solution_submission(tmp_path / "solution", data_dir)
     archive = tmp_path / "submission.zip"
-    done = run_python(["-m", "stages.collect", "--submission-dir", str(tmp_path / "solution"),
+    done = run_python(["-m", "stages.collect_submission", "--submission-dir", str(tmp_path / "solution"),
                        "--out", str(archive)])
     assert done.returncode == 0, done.stderr
     uploaded = tmp_path / "uploaded"

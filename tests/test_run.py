@@ -32,7 +32,7 @@ from runtime.inputs import pretraining_dataset
 from runtime.params import stamp, vocabulary_string
 from runtime.training import records
 from runtime.training.duration import DurationEstimate
-from stages import baseline, plot
+from stages import london_baseline, plot
 from submission import GPT, GPTConfig, helper
 from submission.dataset import CharCorruptionDataset
 
@@ -482,7 +482,7 @@ def test_small_is_never_the_default():
 
 
 def test_baseline_rejects_a_line_without_a_tab(inputs, capsys):
-    assert baseline.main(["--train_path", str(inputs / "no_tab.tsv"), "--dev_path", str(inputs / "birth_dev.tsv")]) == 1
+    assert london_baseline.main(["--train_path", str(inputs / "no_tab.tsv"), "--dev_path", str(inputs / "birth_dev.tsv")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "line 2" in err
 

@@ -1,6 +1,6 @@
 """
 The stage commands of src/stages/: the London baseline's labelled places
-(baseline.py) and the hand-in zip (collect.py). Each test's docstring says
+(london_baseline.py) and the hand-in zip (collect_submission.py). Each test's docstring says
 what it kills.
 """
 
@@ -15,7 +15,7 @@ import torch
 
 from assignment.facts import DELIVERABLES
 from runtime import params
-from stages import baseline, collect
+from stages import collect_submission, london_baseline
 
 from runtime_helpers import tiny_model, written
 
@@ -26,11 +26,11 @@ def test_baseline_answers_in_another_encoding_are_one_line(tmp_path, capsys):
     """Kills the traceback of a non-UTF-8 answer (the bug fixed in labelled_places)."""
     train = written(tmp_path, "Where was Ada born?\tLisbon\n", "train.tsv")
     dev = written(tmp_path, b"Where was Ada born?\tLisbon\nWhere was Bo born?\tZ\xebrich\n", "dev.tsv")
-    assert baseline.main(['--train_path', train, '--dev_path', dev]) == 1
+    assert london_baseline.main(['--train_path', train, '--dev_path', dev]) == 1
     err = capsys.readouterr().err
-    assert err == f"baseline.py: error: {dev} is not UTF-8 text (byte 47)\n"
+    assert err == f"london_baseline: error: {dev} is not UTF-8 text (byte 47)\n"
 
-# ---- collect: the hand-in zip -------------------------------------------------------------------
+# ---- collect_submission: the hand-in zip---------------------------------------------------------------
 
 def graded_params(path):
     """A params file stamped as the graded configuration."""
@@ -53,8 +53,8 @@ def submission(tmp_path):
 
 
 def collected(submission, out, capsys):
-    """collect.main's exit status and stderr."""
-    status = collect.main(['--submission-dir', str(submission), '--out', str(out)])
+    """collect_submission.main's exit status and stderr."""
+    status = collect_submission.main(['--submission-dir', str(submission), '--out', str(out)])
     return status, capsys.readouterr().err
 
 
@@ -130,16 +130,16 @@ def test_collect_without_a_submission_folder_fails(tmp_path, capsys):
 def test_collect_by_default_zips_src_submission_to_the_top_of_the_repository(submission, tmp_path, monkeypatch,
                                                                              capsys):
     """Kills other default folders, and a silent success."""
-    monkeypatch.setattr(collect, 'SRC_DIR', str(tmp_path))
-    monkeypatch.setattr(collect, 'REPO_DIR', str(submission))
-    assert collect.main([]) == 0
+    monkeypatch.setattr(collect_submission, 'SRC_DIR', str(tmp_path))
+    monkeypatch.setattr(collect_submission, 'REPO_DIR', str(submission))
+    assert collect_submission.main([]) == 0
     assert capsys.readouterr().out == f"wrote {submission / 'submission.zip'} with the 18 deliverables\n"
 
 
 def test_collects_help_says_what_it_does_and_its_defaults(capsys):
     """Kills a lost or garbled help text."""
     with pytest.raises(SystemExit):
-        collect.main(['--help'])
+        collect_submission.main(['--help'])
     help_text = ' '.join(capsys.readouterr().out.split())
     for said in ("Zip the 18 deliverables of src/submission for upload.",
                  "where the deliverables are (default: src/submission)",
@@ -176,7 +176,7 @@ def test_the_zip_is_deflated_written_beside_its_place_and_as_readable_as_the_uma
     monkeypatch.setattr(os, 'replace', lambda source, target: renamed.append(source) or replace(source, target))
     umask = os.umask(0o022)
     try:
-        collect.write_zip(str(submission), str(tmp_path / "hand_in.zip"))
+        collect_submission.write_zip(str(submission), str(tmp_path / "hand_in.zip"))
     finally:
         os.umask(umask)
     assert [os.path.dirname(path) for path in renamed] == [str(tmp_path)]
@@ -190,6 +190,6 @@ def test_a_zip_that_fails_midway_leaves_the_old_zip_and_no_temporary(submission,
     (tmp_path / "hand_in.zip").write_text("old zip")
     (submission / "utils.py").unlink()
     with pytest.raises(FileNotFoundError):
-        collect.write_zip(str(submission), str(tmp_path / "hand_in.zip"))
+        collect_submission.write_zip(str(submission), str(tmp_path / "hand_in.zip"))
     assert sorted(os.listdir(tmp_path)) == ["hand_in.zip", "submission"]
     assert (tmp_path / "hand_in.zip").read_text() == "old zip"

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from runtime.training.fast_steps import collate_trimmed
+from runtime.training.fast_training import collate_trimmed
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
 from submission import trainer as trainer_module
 from submission.trainer import learning_rate, optimizer_groups

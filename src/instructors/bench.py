@@ -51,7 +51,7 @@ from runtime.decoding import predict_places, predict_places_plain
 from runtime.inputs import InputError, pretraining_dataset, read_questions, read_text
 from runtime.params import checked_params, vocabulary_string
 from runtime.training.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, rng_states, save_atomically
-from runtime.training.fast_steps import FastSteps, fused_adamw
+from runtime.training.fast_training import FastSteps, fused_adamw
 from submission import GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
 from submission.trainer import optimizer_groups
 from submission.utils import pick_device

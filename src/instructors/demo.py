@@ -34,7 +34,7 @@ import torch
 from submission import CharCorruptionDataset, GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
 
 from runtime.decoding import predict_places
-from runtime.training.fast_steps import run_config
+from runtime.training.fast_training import run_config
 
 from .worldgen import write_world
 

@@ -44,7 +44,7 @@ MODULES = {
     'src/runtime/atomic_files.py': ('tests/test_runtime_inputs.py',),
     'src/runtime/params.py': ('tests/test_runtime_inputs.py',),
     'src/runtime/inputs.py': ('tests/test_runtime_inputs.py',),
-    'src/stages/collect.py': ('tests/test_stages.py',),
+    'src/stages/collect_submission.py': ('tests/test_stages.py',),
     'src/runtime/decoding/__init__.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
     'src/runtime/decoding/greedy.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
     'src/runtime/decoding/kv_cache.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
@@ -74,9 +74,9 @@ EQUIVALENT = {
     **{f'runtime.inputs.x_read_questions__mutmut_{n}': NO_CR for n in (11, 12, 13, 14, 15, 78, 80, 81, 82, 84)},
     'runtime.inputs.x_read_questions__mutmut_69': "'ASCII' names the same codec as 'ascii'",
     'runtime.inputs.x_read_text__mutmut_12': UTF8_ALIAS,
-    **{f'stages.collect.x_not_graded__mutmut_{n}': WEIGHTS_ONLY for n in (4, 7)},
-    'stages.collect.x_write_zip__mutmut_14': "the umask is read and put back at once; nothing is created between",
-    **{f'stages.collect.x_write_zip__mutmut_{n}': TEMPORARY_NAME for n in (5, 7, 9, 10)},
+    **{f'stages.collect_submission.x_not_graded__mutmut_{n}': WEIGHTS_ONLY for n in (4, 7)},
+    'stages.collect_submission.x_write_zip__mutmut_14': "the umask is read and put back at once; nothing is created between",
+    **{f'stages.collect_submission.x_write_zip__mutmut_{n}': TEMPORARY_NAME for n in (5, 7, 9, 10)},
     **{f'runtime.training.checkpoint.x_save_atomically__mutmut_{n}': TEMPORARY_NAME for n in (7, 10, 12, 13)},
     **{f'instructors.release.checks.x_{name}': UTF8_ALIAS
        for name in ('files_leaking__mutmut_14', 'label_lines__mutmut_6', 'solution_lines__mutmut_17')},
@@ -152,7 +152,7 @@ CPU_LOAD = "map_location=None loads CPU-saved tensors on the CPU, as 'cpu' does"
 NO_CUDA = "without CUDA there are no CUDA generator states to save or restore"
 GPU_ONLY = {
     **{f'runtime.params.x_checked_params__mutmut_{n}': CPU_LOAD for n in (15, 18)},
-    **{f'stages.collect.x_not_graded__mutmut_{n}': CPU_LOAD for n in (3, 6)},
+    **{f'stages.collect_submission.x_not_graded__mutmut_{n}': CPU_LOAD for n in (3, 6)},
     **{f'runtime.training.checkpoint.x_read_checkpoint__mutmut_{n}': CPU_LOAD for n in (6, 9)},
     **{f'runtime.decoding.greedy.xǁRecomputeǁstep__mutmut_{n}': CPU_ONLY for n in (3, 5)},
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': CPU_ONLY for n in (13, 16)},

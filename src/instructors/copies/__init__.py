@@ -6,9 +6,9 @@ class's independent runs) and by their answers (regenerated from the
 parameters with the hidden bundle where possible; how unlikely the answers
 they share are if they answered independently), with a verdict and its
 evidence for each pair. The report never changes a grade. One idea a
-module: handins.py and yaml_subset.py read the hand-ins, parameters.py
-compares parameters, regenerate.py (the grader's trusted regeneration) and
-regeneration.py make answers, answers.py tabulates them, statistic.py
-judges them, verdicts.py decides, report.py and heatmap.py write. The
-instructors' guide is docs/copies.md.
+module: handins.py reads the hand-ins, parameters.py compares parameters,
+grader_regeneration.py (the grader's trusted regeneration) and
+class_regeneration.py (a whole class, in parallel) make answers, answers.py
+tabulates them, statistic.py judges them, verdicts.py decides, report.py
+and heatmap.py write. The instructors' guide is docs/copies.md.
 """

@@ -20,11 +20,11 @@ import tempfile
 from grading.bundle import BundleError
 
 from .answers import answer_tables
+from .class_regeneration import OUTPUTS, regenerate_class
+from .grader_regeneration import cannot_regenerate, read_bundle
 from .handins import named_apart, read_hand_ins
 from .heatmap import draw_agreement
 from .parameters import close_files, identical_files, keep_the_class_layout, read_params
-from .regenerate import cannot_regenerate, read_bundle
-from .regeneration import OUTPUTS, regenerate_class
 from .report import Run, write_texts
 from .verdicts import add_answer_evidence, add_params_evidence, compared_pairs, ranked
 

@@ -31,10 +31,10 @@ from assignment.facts import DEV_QUESTIONS, TEST_LABELS
 from ..bench import ROOT, graded_model
 from ..release.autograder import write_hidden_bundle
 from .__main__ import main as copy_report
+from .class_regeneration import OUTPUTS, regenerate_class
+from .grader_regeneration import read_bundle
 from .handins import HandIn
 from .parameters import read_params
-from .regenerate import read_bundle
-from .regeneration import OUTPUTS, regenerate_class
 from .simulate import simulated_class
 
 QUESTIONS = {DEV_QUESTIONS: 500, TEST_LABELS: 437}

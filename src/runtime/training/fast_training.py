@@ -93,7 +93,7 @@ def autocast_dtype(device, precision):
 
 class FastSteps:
     """
-    The step_fn and collate_fn of a fast run on `device`: batches cut into
+    The step and the batch collation of a fast run on `device`: batches cut into
     length groups, autocast at `precision` ('auto', 'fp32', 'bf16', 'fp16'),
     a grad scaler for fp16, the model compiled if `compile`. Under several
     processes the model runs in DistributedDataParallel, and each process

@@ -3,7 +3,7 @@ Regenerating a class's answers from its parameters: every parameters file
 an evaluation stage reads (vanilla.model.params, vanilla.finetune.params,
 perceiver.finetune.params) of every hand-in is answered once, on the
 bundle's dev and test questions together, by the grader's trusted
-regeneration (regenerate.py), `jobs` processes at a time under a progress
+regeneration (grader_regeneration.py), `jobs` processes at a time under a progress
 bar; the answers are split back into the prediction files its stages make.
 A parameters file from a zip is copied into the scratch folder for its
 turn and removed after.
@@ -19,7 +19,7 @@ from tqdm import tqdm
 from assignment.facts import STAGES, labels
 
 from .handins import Unreadable
-from .regenerate import Unregenerated, regenerated_answers
+from .grader_regeneration import Unregenerated, regenerated_answers
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ place that is most frequent among the training answers (the first in file
 order if several are equally frequent). A model that has learnt nothing but
 the answer distribution lands near these numbers.
 
-    ./run.sh london_baseline   # python3 -m stages.baseline --train_path data/birth_places_train.tsv --dev_path data/birth_dev.tsv
+    ./run.sh london_baseline   # python3 -m stages.london_baseline --train_path data/birth_places_train.tsv --dev_path data/birth_dev.tsv
 """
 
 import argparse
@@ -49,7 +49,7 @@ def main(argv=None):
         train_places = labelled_places(args.train_path)
         dev_count = len(labelled_places(args.dev_path))
     except InputError as error:
-        print(f"baseline.py: error: {error}", file=sys.stderr)
+        print(f"london_baseline: error: {error}", file=sys.stderr)
         return 1
     most_frequent, count = Counter(train_places).most_common(1)[0]
     for label, place in (('Always "London"', 'London'),
