@@ -27,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
 
-from assignment.facts import BLOCK_SIZE, GRADED_SIZE, PAD_CHAR  # noqa: E402
+from assignment.facts import BLOCK_SIZE, COURSE_VOCAB_SIZE, GRADED_SIZE, PAD_CHAR, TRUNCATION_BOUNDS  # noqa: E402
 from grading import check, graded, main  # noqa: E402
 from grading.handout.answers import answered  # noqa: E402
 from grading.handout.configs import judge_configs  # noqa: E402
@@ -37,16 +37,15 @@ from grading.handout.models import (FINGERPRINT_SEED, causal_drift, fingerprint_
 from grading.handout.predictions import score_predictions  # noqa: E402
 from grading.handout.spans import span_examples  # noqa: E402
 
-# The longest truncation the course's starters allow: int(block_size * 3/4) in the 2024 editions, 7/8 in
-# Fall 2023. A truncation that reaches either and never passes 7/8 follows a handout.
-SHORTER_BOUND, LONGER_BOUND = int(BLOCK_SIZE * 3 / 4), int(BLOCK_SIZE * 7 / 8)
+# A truncation that reaches either edition's bound (3/4 or 7/8 of the block) and never passes 7/8 follows a handout.
+SHORTER_BOUND, LONGER_BOUND = TRUNCATION_BOUNDS
 
 
 @graded("1c-0-hidden", points=2, visibility="hidden", timeout=180)
 def model_structure(ctx):
     """vanilla model: causal, and computes the reference's function"""
     ctx.require_bundle()
-    request = dict(variant="vanilla", size=GRADED_SIZE, vocab_size=256, seed=FINGERPRINT_SEED, helper=True)
+    request = dict(variant="vanilla", size=GRADED_SIZE, vocab_size=COURSE_VOCAB_SIZE, seed=FINGERPRINT_SEED, helper=True)
     seen = answered(ctx.run(model_fingerprint, **request))
     for j, drift in causal_drift(seen["logits"]):
         check(drift <= 1e-4, f"changing the tokens from position {j} on changes the logits before it "
@@ -146,7 +145,7 @@ def vanilla_test_predictions(ctx):
 @graded("1g-0-basic", points=4, visibility="basic", timeout=90)
 def perceiver_structure_and_config(ctx):
     """perceiver: a causal perceiver as specified, and its finetune config"""
-    anatomy = answered(ctx.run(perceiver_anatomy, vocab_size=256, seed=FINGERPRINT_SEED))
+    anatomy = answered(ctx.run(perceiver_anatomy, vocab_size=COURSE_VOCAB_SIZE, seed=FINGERPRINT_SEED))
     judge_perceiver(anatomy)
     judge_perceiver_as_specified(anatomy)
     return judge_configs(ctx, "perceiver", ["finetune_with_pretraining"])

@@ -32,7 +32,7 @@ if os.environ.get('RANK', '0') != '0':  # under torchrun only rank 0 draws progr
     os.environ['TQDM_DISABLE'] = '1'
 
 from assignment.facts import BLOCK_SIZE
-from assignment.not_written_yet import PartFailure, unimplemented_line, written
+from assignment.not_written_yet import NOT_A_PERCEIVER, PartFailure, unimplemented_line, unwritten, written
 from submission import helper
 from submission.model import GPTConfig
 from submission.utils import evaluate_places, set_seed
@@ -60,8 +60,7 @@ def build_model(args, vocab_size, size):
     model = written(helper.initialize_perceiver_model(mconf, bottleneck_dim=args.bottleneck_dim),
                     'initialize_perceiver_model')
     if not getattr(model, 'perceiver', False):
-        raise PartFailure("part (g): initialize_perceiver_model builds a GPT without down and up blocks: "
-                        "set mconf.perceiver = True")
+        raise PartFailure(NOT_A_PERCEIVER)
     return model
 
 
@@ -195,8 +194,7 @@ def saved_by(path, model, trainer):
     """The student's helper.train: train, then save the parameters to `path` (or PartFailure)."""
     helper.train(model, path, trainer)
     if not os.path.isfile(path):
-        raise PartFailure("part (c): train saved no parameters (it should save the model's state_dict to "
-                        "writing_params_path): it is not written yet")
+        raise unwritten('train', "saved no parameters (it should save the model's state_dict to writing_params_path)")
 
 
 def main(argv=None):

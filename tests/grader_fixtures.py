@@ -15,6 +15,7 @@ honest hand-ins score about half, and any other model about nothing.
 import json
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,8 @@ from pathlib import Path
 
 import torch
 
+from assignment.facts import MASK_CHAR, PAD_CHAR
+from grading import registry
 from instructors.release.autograder import write_runtime
 from instructors.release.regions import cut, regions, restore
 from runtime.decoding import predict_places
@@ -35,7 +38,6 @@ GRADER = ROOT / "grader.py"
 REFERENCE = ROOT / "src" / "submission"
 COPY_IGNORED = shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "mingpt-demo")
 
-PAD_CHAR, MASK_CHAR = "\u25A1", "\u2047"
 QUESTIONS = {"dev": 60, "test": 50}
 TINY = dict(n_layer=4, n_head=2, n_embd=16, block_size=128, bottleneck_dim=8)
 PREDICTION_STEMS = ("vanilla.nopretrain", "vanilla.pretrain", "perceiver.pretrain")
@@ -44,18 +46,32 @@ MADE_FROM = {"vanilla.nopretrain": ("vanilla.model.params", "vanilla"),
              "vanilla.pretrain": ("vanilla.finetune.params", "vanilla"),
              "perceiver.pretrain": ("perceiver.finetune.params", "perceiver")}
 PLACES = ["London", "Paris", "Lagos", "Lima", "Kyoto", "Dublin", "Warsaw", "Tangier"]
-# Correct answers that just meet the default thresholds (at least one correct;
-# vanilla >= 10% dev and >= 9% test; perceiver >= 2.4% dev and >= 2% test).
-JUST_ENOUGH = {
-    ("vanilla.nopretrain", "dev"): 1, ("vanilla.nopretrain", "test"): 1,
-    ("vanilla.pretrain", "dev"): 6, ("vanilla.pretrain", "test"): 5,
-    ("perceiver.pretrain", "dev"): 2, ("perceiver.pretrain", "test"): 1,
-}
 REPORT_LINE = re.compile(r"^(\d+[a-z]+-\d+-(?:basic|hidden))\s.*?\s(\S+)/(\S+)\s+(pass|fail|error|timeout|hidden)\b")
-POINTS = {"1c-0-hidden": 2, "1c-1-basic": 2, "1d-0-hidden": 2, "1d-1-hidden": 4, "1e-0-basic": 5,
-          "1e-1-basic": 5, "1e-2-basic": 5, "1e-3-basic": 5, "1f-0-basic": 7, "1f-1-hidden": 5,
-          "1f-2-hidden": 8, "1g-0-basic": 4, "1g-1-hidden": 5, "1g-2-hidden": 5}
-PREDICTION_TESTS = ["1d-0-hidden", "1d-1-hidden", "1f-1-hidden", "1f-2-hidden", "1g-1-hidden", "1g-2-hidden"]
+# The prediction test of each prediction file, as the handout numbers them.
+GRADES = {("vanilla.nopretrain", "dev"): "1d-0-hidden", ("vanilla.nopretrain", "test"): "1d-1-hidden",
+          ("vanilla.pretrain", "dev"): "1f-1-hidden", ("vanilla.pretrain", "test"): "1f-2-hidden",
+          ("perceiver.pretrain", "dev"): "1g-1-hidden", ("perceiver.pretrain", "test"): "1g-2-hidden"}
+PREDICTION_TESTS = list(GRADES.values())
+
+
+def grader_tests():
+    """grader.py's tests, as its @graded lines register them: {test id: GradedTest}."""
+    runpy.run_path(str(GRADER), run_name="grader_tests")
+    return {test.test_id: test for test in registry.TESTS.values() if test.source == str(GRADER)}
+
+
+def just_enough(test, questions):
+    """The fewest right answers of `questions` that meet `test`'s thresholds, judged as the grader judges."""
+    return min(right for right in range(questions + 1)
+               if right >= test.thresholds.get("min_correct", 0)
+               and right / questions >= test.thresholds.get("min_accuracy", 0))
+
+
+GRADER_TESTS = grader_tests()
+POINTS = {test_id: test.points for test_id, test in GRADER_TESTS.items()}
+# Right answers that just meet each prediction test's thresholds.
+JUST_ENOUGH = {(stem, split): just_enough(GRADER_TESTS[test_id], QUESTIONS[split])
+               for (stem, split), test_id in GRADES.items()}
 
 
 def copy_reference(destination):

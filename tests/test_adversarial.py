@@ -32,6 +32,7 @@ import pytest
 import torch
 
 import privileged
+from grader_fixtures import PREDICTION_TESTS
 from submission_variants import HOSTILE_IMPORTS, MUTANTS, apply
 from assignment.facts import DELIVERABLES
 from runtime.params import stamp, vocabulary_string
@@ -40,7 +41,6 @@ ROOT = Path(__file__).resolve().parents[1]
 USER = "student"
 SECRET = "reference-secret-4f1c9b"  # a comment put into the bundle's reference only
 FORGED = '{"score": 64.0, "tests": []}'
-PREDICTION_TESTS = ("1d-0-hidden", "1d-1-hidden", "1f-1-hidden", "1f-2-hidden", "1g-1-hidden", "1g-2-hidden")
 PARAMS = {"vanilla.model.params": "vanilla", "vanilla.pretrain.params": "vanilla",
           "vanilla.finetune.params": "vanilla", "perceiver.pretrain.params": "perceiver",
           "perceiver.finetune.params": "perceiver"}

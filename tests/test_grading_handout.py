@@ -114,6 +114,16 @@ def test_an_unwritten_function_is_named_with_its_part():
         not_written_yet.written(None, "initialize_perceiver_model")
 
 
+@pytest.mark.parametrize("error, line", [
+    (ValueError(), "ValueError"),
+    (RuntimeError("  \n"), "RuntimeError"),
+    (RuntimeError("first\nsecond"), "RuntimeError: first"),
+    (OSError("x" * 300), "OSError: " + "x" * 200),
+])
+def test_an_error_is_told_in_one_line_even_without_a_message(error, line):
+    assert not_written_yet.error_line(error) == line
+
+
 def student_package(tmp_path):
     """A package whose functions, named as the handout's, raise NotImplementedError; imported as a module object."""
     package = tmp_path / "pkg"
@@ -411,7 +421,7 @@ def test_forward_failure_names_the_error_and_where():
         raised = error
     assert str(models.forward_failure(raised, submission, "forward pass")).endswith(" (in UpProjectBlock.forward)")
     assert str(models.forward_failure(ValueError(), submission, "backward pass")) == \
-        "part (g): the perceiver's backward pass at block size raises ValueError: "
+        "part (g): the perceiver's backward pass at block size raises ValueError"
 
 
 def test_vocabulary_numbers_the_characters_in_order():

@@ -140,6 +140,8 @@ def test_a_bundles_tests_add_tests_and_replace_one_by_its_id(bundle_tests, regis
 @pytest.mark.parametrize("text, told", [
     ("import no_such_module_here\n", " does not import: ModuleNotFoundError: No module named 'no_such_module_here'"),
     ("raise RuntimeError('first\\nsecond')\n", " does not import: RuntimeError: first"),
+    ("raise ValueError()\n", " does not import: ValueError"),
+    ("raise ValueError('not a test of ours')\n", " does not import: ValueError: not a test of ours"),
     ('@graded("1h-0-secret", points=1, visibility="secret", timeout=9)\ndef t(ctx):\n    """d"""\n',
      ": test id '1h-0-secret' should look like '1e-0-basic'"),
     ('@graded("1h-0-hidden", points=1, visibility="basic", timeout=9)\ndef t(ctx):\n    """d"""\n',

@@ -19,6 +19,11 @@ MASK_CHAR = '\u2047'  # id 1
 RESERVED_CHARS = {PAD_CHAR: 'PAD', MASK_CHAR: 'MASK'}
 
 GRADED_SIZE = dict(GRADED_MODEL, block_size=BLOCK_SIZE, bottleneck_dim=BOTTLENECK_DIM)
+COURSE_VOCAB_SIZE = 256  # the course's wiki.txt: 254 characters, PAD and MASK
+
+# The longest truncation of span corruption the course's starters allow: int(block_size * 3/4) in the
+# Winter, Spring and Fall 2024 editions, int(block_size * 7/8) in Fall 2023. Either reading follows a handout.
+TRUNCATION_BOUNDS = (int(BLOCK_SIZE * 3 / 4), int(BLOCK_SIZE * 7 / 8))
 
 # The trainer configurations the handout fixes; final_tokens = 200 * len(pretrain_dataset) * block_size.
 COMMON_TRAINING = dict(lr_decay=True, warmup_tokens=512 * 20, num_workers=4, ckpt_path=None)

@@ -26,9 +26,19 @@ def part_of(function):
     return f"part ({STUDENT_FUNCTIONS[function]})"
 
 
+def error_line(error, limit=200):
+    """'Type: the first line of its message' (at most `limit` characters of it), or 'Type' for an empty message."""
+    lines = str(error).strip().splitlines()
+    return type(error).__name__ + (f": {lines[0][:limit]}" if lines else "")
+
+
 def unwritten(function, what):
     """The PartFailure of `function` that `what` (e.g. 'returned None'): it is not written yet."""
     return PartFailure(f"{part_of(function)}: {function} {what}: it is not written yet")
+
+
+NOT_A_PERCEIVER = (f"{part_of('initialize_perceiver_model')}: initialize_perceiver_model builds a GPT without "
+                   f"down and up blocks: set mconf.perceiver = True")
 
 
 def written(value, function, what='returned None'):

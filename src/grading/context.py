@@ -38,6 +38,10 @@ def check(condition, message):
         raise TestFailure(message)
 
 
+MAX_PREDICTIONS_BYTES = 16 << 20  # a prediction file larger than this is refused
+MAX_PARAMS_BYTES = 1 << 30
+
+
 class Snapshot:
     """
     The prediction files of the hand-in's `folder`, read once before any
@@ -45,7 +49,7 @@ class Snapshot:
     as they are then into `private_dir`, which submitted code cannot reach.
     """
 
-    def __init__(self, folder, private_dir, max_bytes=16 << 20, max_params_bytes=1 << 30):
+    def __init__(self, folder, private_dir, max_bytes=MAX_PREDICTIONS_BYTES, max_params_bytes=MAX_PARAMS_BYTES):
         self.folder, self.files, self.params = folder, {}, {}
         for name in sorted(os.listdir(folder)):
             path = os.path.join(folder, name)

@@ -26,6 +26,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from assignment.not_written_yet import error_line
+
 VISIBILITIES = ("basic", "hidden")
 TEST_ID = re.compile(r"^(\d+)([a-z]+)-(\d+)-(basic|hidden)$")
 
@@ -48,6 +50,10 @@ class GradedTest:
         return self.test_id.split("-")[0]
 
 
+class BadTest(ValueError):
+    """A test the registry refuses: a bad id, visibility, thresholds or docstring, or an id given twice."""
+
+
 TESTS = {}
 BUNDLE_FILES = []  # the hidden bundle's test files, once imported; the last one's tests may replace grader.py's
 
@@ -60,23 +66,23 @@ def source_of(function):
 def graded(test_id, points, visibility, timeout, **thresholds):
     """Register a test function under `test_id`, worth `points`, limited to `timeout` seconds."""
     if not TEST_ID.match(test_id):
-        raise ValueError(f"test id {test_id!r} should look like '1e-0-basic'")
+        raise BadTest(f"test id {test_id!r} should look like '1e-0-basic'")
     if visibility not in VISIBILITIES or not test_id.endswith(visibility):
-        raise ValueError(f"test {test_id}: visibility must be one of {VISIBILITIES} and end its id")
+        raise BadTest(f"test {test_id}: visibility must be one of {VISIBILITIES} and end its id")
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                for v in thresholds.values()):
-        raise ValueError(f"test {test_id}: thresholds must be numbers")
+        raise BadTest(f"test {test_id}: thresholds must be numbers")
 
     def register(function):
         doc = (function.__doc__ or "").strip()
         if not doc:
-            raise ValueError(f"test {test_id} needs a docstring: its first line is the description")
+            raise BadTest(f"test {test_id} needs a docstring: its first line is the description")
         source = source_of(function)
         earlier = TESTS.get(test_id)
         replaces = None
         if earlier is not None and earlier.source != source:
             if source not in BUNDLE_FILES or earlier.source in BUNDLE_FILES:
-                raise ValueError(f"test id {test_id} is registered twice")
+                raise BadTest(f"test id {test_id} is registered twice")
             replaces = earlier
         TESTS[test_id] = GradedTest(test_id, float(points), visibility, float(timeout), doc.splitlines()[0].strip(),
                                     function, dict(thresholds), source, replaces)
@@ -95,7 +101,7 @@ def load_bundle_tests(paths):
     """
     Import each of a hidden bundle's test files, whose @graded tests join
     TESTS (replacing the test of grader.py with the same id). Raises ValueError
-    with one line naming the file that does not import or registers a bad test.
+    with one line naming the file that registers a bad test or does not import.
     """
     for number, path in enumerate(paths):
         BUNDLE_FILES.append(os.path.abspath(path))
@@ -104,11 +110,10 @@ def load_bundle_tests(paths):
             module = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = module
             spec.loader.exec_module(module)
-        except ValueError as error:
-            raise ValueError(f"{path}: {str(error).splitlines()[0]}") from None
+        except BadTest as refused:
+            raise ValueError(f"{path}: {refused}") from None
         except Exception as error:
-            reason = str(error).splitlines()[0] if str(error) else ""
-            raise ValueError(f"{path} does not import: {type(error).__name__}: {reason}") from None
+            raise ValueError(f"{path} does not import: {error_line(error, limit=None)}") from None
 
 
 def order(test):

@@ -7,7 +7,7 @@ files exist, the model size, and what differs from the graded configuration.
 import argparse
 import os
 
-from assignment.facts import BOTTLENECK_DIM, CORPUS, GRADED_MODEL, GRADED_STAGES, MAKER, reads
+from assignment.facts import BOTTLENECK_DIM, CORPUS, GRADED_MODEL, GRADED_STAGES, GRADED_TRAINING, MAKER, reads
 
 from .inputs import InputError
 from .training.checkpoint import CHECKPOINT_EVERY
@@ -18,6 +18,8 @@ SMOKE_OUT = os.path.join(REPO_DIR, 'smoke')  # where runs of another configurati
 
 SMALL_MODEL = dict(n_layer=2, n_head=2, n_embd=32)
 SMALL_TRAINING = dict(max_epochs=1, batch_size=32, num_workers=0)
+GRADED_RATES = dict(pretrain_lr=GRADED_TRAINING['pretrain']['learning_rate'],
+                    finetune_lr=GRADED_TRAINING['finetune_with_pretraining']['learning_rate'])
 
 
 def parse_args(argv):
@@ -34,8 +36,8 @@ def parse_args(argv):
     p.add_argument('--outputs_path', help="where to write the predictions, one a line")
     p.add_argument('--bottleneck_dim', type=int, default=BOTTLENECK_DIM,
                    help=f"perceiver latents m (default {BOTTLENECK_DIM})")
-    p.add_argument('--pretrain_lr', type=float, default=6e-3)
-    p.add_argument('--finetune_lr', type=float, default=6e-4)
+    p.add_argument('--pretrain_lr', type=float, default=GRADED_RATES['pretrain_lr'])
+    p.add_argument('--finetune_lr', type=float, default=GRADED_RATES['finetune_lr'])
     p.add_argument('--tb_expt_name', help="run name for the records (default <variant>_<function>)")
     p.add_argument('--experiments_dir', default='experiments', help="folder of the run records")
     p.add_argument('--device', default='auto', help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N or mps")
@@ -121,7 +123,7 @@ def configuration(args):
     """What differs from the graded configuration ('' for none), as 'name=value ...', each setting
     once: --small's sizes and training, each replaced by its own option when given, then the
     options set away from their graded values."""
-    graded = dict(GRADED_MODEL, bottleneck_dim=BOTTLENECK_DIM, pretrain_lr=6e-3, finetune_lr=6e-4)
+    graded = dict(GRADED_MODEL, bottleneck_dim=BOTTLENECK_DIM, **GRADED_RATES)
     differ = {}
     if args.small:
         differ.update(SMALL_MODEL)

@@ -82,10 +82,10 @@ def check_train(train, trainer_train, model, trainer):
     saved = torch.load("written.params", map_location="cpu", weights_only=True)
     now = {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()}
     if not (isinstance(saved, dict) and set(saved) == set(now)):
-        raise PartFailure("part (c): train saved something other than the model's state_dict")
+        raise PartFailure(f"{part_of('train')}: train saved something other than the model's state_dict")
     if not all(torch.equal(saved[name].cpu(), tensor) for name, tensor in now.items()):
-        raise PartFailure("part (c): the parameters train saved are not the trained model's: save them after "
-                          "trainer.train() returns")
+        raise PartFailure(f"{part_of('train')}: the parameters train saved are not the trained model's: save them "
+                          f"after trainer.train() returns")
 
 
 @probe

@@ -8,7 +8,7 @@ reach every truncation length (the span-corruption tests).
 import os
 import random
 
-from assignment.facts import BLOCK_SIZE
+from assignment.facts import BLOCK_SIZE, TRUNCATION_BOUNDS
 
 PEOPLE = [("Ada Lovelace", "London"), ("Kofi Annan", "Kumasi"), ("Frida Kahlo", "Coyoacan"),
           ("Rabindranath Tagore", "Calcutta"), ("Marie Curie", "Warsaw"), ("Haruki Murakami", "Kyoto"),
@@ -16,7 +16,7 @@ PEOPLE = [("Ada Lovelace", "London"), ("Kofi Annan", "Kumasi"), ("Frida Kahlo", 
           ("Astrid Lindgren", "Vimmerby"), ("Nelson Mandela", "Mvezo"), ("Oscar Wilde", "Dublin")]
 WORDS = ("the of and in was born lived worked wrote poet painter singer river city north old new "
          "house school war year king queen family moved studied died famous great small island").split()
-LONG_DOCUMENT = int(BLOCK_SIZE * 7 / 8)  # the longest truncation either edition of the handout allows
+LONG_DOCUMENT = max(TRUNCATION_BOUNDS)  # the longest truncation either edition of the handout allows
 
 
 def write_biographies(directory):

@@ -20,7 +20,8 @@ import os
 import random
 
 from assignment.facts import BLOCK_SIZE, BOTTLENECK_DIM, GRADED_MODEL, GRADED_SIZE
-from assignment.not_written_yet import PartFailure, reported, unimplemented_function, written
+from assignment.not_written_yet import (NOT_A_PERCEIVER, PartFailure, error_line, part_of, reported,
+                                        unimplemented_function, written)
 
 from grading.context import check
 from grading.registry import probe
@@ -28,6 +29,7 @@ from grading.registry import probe
 CAUSALITY_POSITIONS = (10, 40, 100)  # below and above the bottleneck
 LOGIT_COLUMNS = 8
 FINGERPRINT_SEED = 5
+PART_G = part_of('initialize_perceiver_model')
 
 
 def build_model(sub, variant, vocab_size, size, helper=False):
@@ -54,8 +56,7 @@ def build_model(sub, variant, vocab_size, size, helper=False):
     model = sub.initialize_vanilla_model(config())
     if model is None:
         raise failed
-    return model, (f"the model was built with initialize_vanilla_model, because GPT(config) raised "
-                   f"{type(failed).__name__}: {str(failed).splitlines()[0] if str(failed) else ''}")
+    return model, f"the model was built with initialize_vanilla_model, because GPT(config) raised {error_line(failed)}"
 
 
 def set_weights(model):
@@ -126,8 +127,8 @@ def module_shapes(model, idx, d):
 def forward_failure(error, sub, what):
     """PartFailure naming where the perceiver's forward or backward failed."""
     where = unimplemented_function(error, os.path.dirname(os.path.abspath(sub.__file__)))
-    return PartFailure(f"part (g): the perceiver's {what} at block size raises {type(error).__name__}: "
-                       f"{str(error).splitlines()[0] if str(error) else ''}" + (f" (in {where})" if where else ""))
+    return PartFailure(f"{PART_G}: the perceiver's {what} at block size raises {error_line(error)}"
+                       + (f" (in {where})" if where else ""))
 
 
 @probe
@@ -204,15 +205,14 @@ def fingerprint_differences(seen, want):
 def judge_perceiver(anatomy):
     """Check that the observed model is a perceiver: C of shape (m, d), a down block, an up block, every position."""
     m, d, n = BOTTLENECK_DIM, GRADED_MODEL["n_embd"], BLOCK_SIZE
-    check(anatomy["latents"] or anatomy["down"], "part (g): initialize_perceiver_model builds a GPT without down "
-          "and up blocks: set mconf.perceiver = True")
-    check(anatomy["latents"], f"part (g): the perceiver has no learnable C of shape (m, d) = ({m}, {d}) "
+    check(anatomy["latents"] or anatomy["down"], NOT_A_PERCEIVER)
+    check(anatomy["latents"], f"{PART_G}: the perceiver has no learnable C of shape (m, d) = ({m}, {d}) "
           f"(or (1, {m}, {d})): the down block's queries come from it")
-    check(anatomy["down"], f"part (g): no block gives m = {m} positions from the {n} inputs: the down block's "
+    check(anatomy["down"], f"{PART_G}: no block gives m = {m} positions from the {n} inputs: the down block's "
           f"queries come from C, its keys and values from the input")
-    check(anatomy["up"], f"part (g): no block gives the {n} positions back from the {m} latents and the input: "
+    check(anatomy["up"], f"{PART_G}: no block gives the {n} positions back from the {m} latents and the input: "
           f"the up block's queries come from the input X, its keys and values from the previous layer's output")
-    check(anatomy["logits_length"] == n, f"part (g): the perceiver gives {anatomy['logits_length']} positions of "
+    check(anatomy["logits_length"] == n, f"{PART_G}: the perceiver gives {anatomy['logits_length']} positions of "
           f"logits for {n} inputs")
 
 
@@ -234,14 +234,14 @@ def judge_perceiver_as_specified(anatomy):
         spread = latent["std"] / max(latent["max"], 1e-12)  # sqrt(1/3) = 0.58 for a uniform start, ~0.27 for a normal
         if not 0.5 <= spread <= 0.65:
             kind = "a normal distribution (xavier_normal_ or randn?)" if spread < 0.5 else "not evenly spread"
-            check(False, f"part (g): {latent['name']} starts as {kind}: its largest entry is {latent['max']:.4f} "
+            check(False, f"{PART_G}: {latent['name']} starts as {kind}: its largest entry is {latent['max']:.4f} "
                          f"and its standard deviation {latent['std']:.4f}; the handout asks for Xavier-uniform "
                          f"(nn.init.xavier_uniform_: evenly spread within +-{bound:.4f})")
-        check(latent["max"] <= bound, f"part (g): {latent['name']} should start Xavier-uniform (within "
+        check(latent["max"] <= bound, f"{PART_G}: {latent['name']} should start Xavier-uniform (within "
                                       f"+-{bound:.4f}), but its largest entry is {latent['max']:.4f}")
-        check(latent["grad"], f"part (g): no gradient reaches {latent['name']}: C must feed the down block's queries")
+        check(latent["grad"], f"{PART_G}: no gradient reaches {latent['name']}: C must feed the down block's queries")
     for j, drift in zip(CAUSALITY_POSITIONS, anatomy["drift"]):
-        check(drift <= 1e-4, f"part (g): the perceiver is not causal: changing the tokens from position {j} on "
+        check(drift <= 1e-4, f"{PART_G}: the perceiver is not causal: changing the tokens from position {j} on "
                              f"changes the logits before it (by up to {drift:.3g})")
-    check(anatomy["latents_move_logits"] > 1e-6, "part (g): the output does not depend on the latents: the up "
+    check(anatomy["latents_move_logits"] > 1e-6, f"{PART_G}: the output does not depend on the latents: the up "
           "block's keys and values come from the previous layer's output")

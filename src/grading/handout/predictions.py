@@ -15,8 +15,8 @@ submission builds a perceiver.
 
 import math
 
-from assignment.facts import GRADED_SIZE, GRADED_STAGES, MAKER, MASK_CHAR, PAD_CHAR, labels
-from assignment.not_written_yet import reported
+from assignment.facts import COURSE_VOCAB_SIZE, GRADED_SIZE, GRADED_STAGES, MAKER, MASK_CHAR, PAD_CHAR, labels
+from assignment.not_written_yet import NOT_A_PERCEIVER, error_line, reported
 
 from grading.bundle import BundleError
 from grading.context import check
@@ -56,7 +56,7 @@ def regenerated_predictions(sub, variant, size, params_path, vocabulary, questio
         state = torch.load(params_path, map_location="cpu", weights_only=True)
         shapes = {name: list(tensor.shape) for name, tensor in state.items()}
     except Exception as error:
-        return dict(result, unloadable=f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}")
+        return dict(result, unloadable=error_line(error))
     result["shapes"] = shapes
     expected = {name: list(t.shape) for name, t in model.state_dict().items()}
     wrong = sorted(n for n in set(expected) | set(shapes) if expected.get(n) != shapes.get(n))
@@ -121,8 +121,7 @@ def regenerate(ctx, stage, vocabulary):
     own = answered(ctx.run(regenerated_predictions, params_path=ctx.shared(params), **request))
     check("unloadable" not in own, f"{params_file} cannot be read: {own.get('unloadable')}")
     check(not own["misfit"], f"{params_file} does not fit the submitted model: " + "; ".join(own["misfit"]))
-    check(variant != "perceiver" or own["perceiver"], "part (g): initialize_perceiver_model builds a GPT without "
-          "down and up blocks: set mconf.perceiver = True")
+    check(variant != "perceiver" or own["perceiver"], NOT_A_PERCEIVER)
     return own["predictions"], (f"regenerated from {params_file} with the submitted model's code, in the sandbox, "
                                 f"because {differences[0]}")
 
@@ -144,7 +143,7 @@ def score_predictions(ctx, predictions_file):
     threshold = ctx.threshold()
     if bundle.predictions == "files":
         if stage.variant == "perceiver":
-            judge_perceiver(answered(ctx.run(perceiver_anatomy, vocab_size=256, seed=FINGERPRINT_SEED)))
+            judge_perceiver(answered(ctx.run(perceiver_anatomy, vocab_size=COURSE_VOCAB_SIZE, seed=FINGERPRINT_SEED)))
         return accuracy_summary(predicted, answers, threshold, predictions_file)
     regenerated, how = regenerate(ctx, stage, bundle.vocabulary)
     summary = accuracy_summary(regenerated, answers, threshold, f"{predictions_file} ({how})")

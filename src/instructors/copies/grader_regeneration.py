@@ -45,7 +45,7 @@ def regenerated_answers(bundle, params_path, variant, questions, timeout):
         result = run_trusted(source_of(regenerated_predictions), regenerated_predictions.__name__, request,
                              bundle.reference, bundle.runtime, timeout)
     except TrustedFailure as failure:
-        raise Unregenerated(str(failure).strip().splitlines()[0]) from None
+        raise Unregenerated(str(failure).strip().splitlines()[0] if str(failure).strip() else 'the trusted process failed') from None
     if 'failure' in result:
         raise Unregenerated(result['failure'])
     value = result['value']

@@ -26,7 +26,7 @@ import time
 import numpy as np
 import torch
 
-from assignment.facts import DEV_QUESTIONS, TEST_LABELS
+from assignment.facts import COURSE_VOCAB_SIZE, DEV_QUESTIONS, TEST_LABELS
 
 from ..bench import ROOT, graded_model
 from ..release.autograder import write_hidden_bundle
@@ -39,7 +39,6 @@ from .simulate import simulated_class
 
 QUESTIONS = {DEV_QUESTIONS: 500, TEST_LABELS: 437}
 PARTS = ('answers', 'params', 'regeneration')
-VOCABULARY_SIZE = 256  # the course's
 
 
 def write_class(folder, hand_ins, seed):
@@ -76,7 +75,7 @@ def report_seconds(folder, *options):
 def params_seconds(folder, repeats=5):
     """Median seconds to read and sketch one graded-size parameters file."""
     path = os.path.join(folder, 'vanilla.finetune.params')
-    torch.save(graded_model(VOCABULARY_SIZE, 0.0).state_dict(), path)
+    torch.save(graded_model(COURSE_VOCAB_SIZE, 0.0).state_dict(), path)
     hand_in = HandIn('one', folder, files={'vanilla.finetune.params': path})
     seconds = []
     for _ in range(repeats):
