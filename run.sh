@@ -45,13 +45,15 @@ usage() {
 }
 
 ensure_packages() {  # install, from requirements.txt, those of the given modules that are not importable
+                    # (module:package where the two names differ, e.g. yaml:pyyaml)
     command -v "$PYTHON" >/dev/null || fail "$PYTHON not found: install Python 3.9 or newer, or set PYTHON"
-    local missing requirements=() module
+    local missing requirements=() module package
     missing=$("$PYTHON" -c 'import importlib.util, sys
-print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))' "$@")
+print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m.split(":")[0]) is None))' "$@")
     [ -z "$missing" ] && return 0
     for module in $missing; do
-        requirements+=("$(grep -E "^$module([=<>!~ ;]|$)" "$ROOT/requirements.txt" || echo "$module")")
+        package=${module#*:}
+        requirements+=("$(grep -E "^$package([=<>!~ ;]|$)" "$ROOT/requirements.txt" || echo "$package")")
     done
     echo "run.sh: installing ${requirements[*]} (not importable by $PYTHON)" >&2
     "$PYTHON" -m pip install "${requirements[@]}" \
@@ -106,7 +108,7 @@ case "$STAGE" in
         "$PYTHON" -m instructors.demo "$@" ;;
     test)
         instructors_stage
-        ensure_packages torch numpy tqdm pytest nbclient nbformat ipykernel matplotlib
+        ensure_packages torch numpy tqdm pytest nbclient nbformat ipykernel matplotlib yaml:pyyaml
         status=0
         "$PYTHON" -m pytest -q "$@" || status=$?
         [ "$status" -eq 5 ] && echo "run.sh: pytest collected no tests: that is a failure" >&2
@@ -129,7 +131,7 @@ case "$STAGE" in
         "$PYTHON" -m instructors.release "$@" ;;
     copies)
         instructors_stage
-        ensure_packages torch numpy tqdm matplotlib
+        ensure_packages torch numpy tqdm matplotlib yaml:pyyaml
         "$PYTHON" -m instructors.copies "$@" ;;
     collect_submission)
         "$PYTHON" -m stages.collect_submission "$@" ;;

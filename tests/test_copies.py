@@ -27,11 +27,11 @@ import torch
 
 import run
 from instructors.copies.__main__ import main as copies
+from instructors.copies.handins import submitters
 from instructors.copies.parameters import relative_distances, sketch_of
 from instructors.copies.simulate import false_positives, flagged, simulated_class
 from instructors.copies.statistic import chernoff_log_p, holm
 from instructors.copies.verdicts import ALPHA_COPY, ALPHA_SUSPECT
-from instructors.copies.yaml_subset import parse
 from instructors.release.autograder import write_hidden_bundle
 from instructors.worldgen import write_world
 from submission import GPT, GPTConfig
@@ -325,13 +325,36 @@ def test_gradescope_export_names_each_hand_in_by_its_submitters(classroom, tmp_p
     assert ("Ann Lee (submission_101)", "submission_103") in rows
 
 
-def test_the_yaml_reader_reads_nested_blocks_and_keeps_text_whole():
-    metadata = parse(METADATA)
-    assert metadata["submission_102"][":submitters"] == [{":name": "Eve Moss"}, {":name": "Sam O'Neil"}]
-    test = metadata["submission_101"][":results"][":tests"][0]
-    assert test[":name"] == "1f-1-hidden: vanilla pretrained dev"
-    assert test[":output"] == "12 of 40 correct: a line with a colon\n- and one that looks like an item"
-    assert metadata["submission_101"][":submitters"][0][":sid"] == "4411"
+RUBY_METADATA = """\
+submission_104:
+  :submitters:
+  - &1
+    :name: Bo Chen
+  :score: !ruby/object:BigDecimal 18:0.64e2
+submission_105:
+  :submitters:
+  - *1
+  - {":name": "Di Ruiz"}
+"""
+
+
+def test_the_metadata_names_every_submitter_through_rubys_tags_anchors_and_aliases(tmp_path):
+    path = tmp_path / "submission_metadata.yml"
+    path.write_text(METADATA + RUBY_METADATA, encoding="utf-8")
+    problems = []
+    assert submitters(path, problems, "export") == {
+        "submission_101": "Ann Lee", "submission_102": "Eve Moss & Sam O'Neil",
+        "submission_104": "Bo Chen", "submission_105": "Bo Chen & Di Ruiz"}
+    assert problems == []
+
+
+def test_metadata_that_is_not_yaml_is_one_line_and_hand_ins_keep_their_folders_names(tmp_path):
+    path = tmp_path / "submission_metadata.yml"
+    path.write_text("submission_101:\n  :submitters: [unclosed\n", encoding="utf-8")
+    problems = []
+    assert submitters(path, problems, "export") == {}
+    assert len(problems) == 1 and problems[0].startswith("export/submission_metadata.yml: ")
+    assert problems[0].endswith(": hand-ins are named by their folders") and "\n" not in problems[0]
 
 
 def test_the_sketch_distance_is_the_relative_distance_within_a_few_percent():

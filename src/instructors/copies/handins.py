@@ -22,14 +22,15 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 
-from assignment.facts import CODE_FILES, DELIVERABLES
+import yaml
 
-from .yaml_subset import YamlError, parse
+from assignment.facts import CODE_FILES, DELIVERABLES
+from grading.context import MAX_PARAMS_BYTES, MAX_PREDICTIONS_BYTES
 
 COMPARED = tuple(name for name in DELIVERABLES if name not in CODE_FILES)
 SUBFOLDER = 'src/submission'
 METADATA = 'submission_metadata.yml'
-MAX_BYTES = {'.params': 1 << 30, '.predictions': 16 << 20}  # the grader's limits
+MAX_BYTES = {'.params': MAX_PARAMS_BYTES, '.predictions': MAX_PREDICTIONS_BYTES}  # the grader's limits
 
 
 class Unreadable(Exception):
@@ -109,13 +110,29 @@ def zip_files(path, problems, label):
     return files
 
 
+class MetadataLoader(yaml.SafeLoader):
+    """YAML as Gradescope writes submission_metadata.yml (Ruby's Psych): safe, with Ruby's own tags
+    (`!ruby/object:BigDecimal` and the like) read as the plain values they tag."""
+
+
+def untagged(loader, tag_suffix, node):
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)
+
+
+MetadataLoader.add_multi_constructor('!', untagged)
+
+
 def submitters(path, problems, label):
     """{submission folder name: its submitters' names} from Gradescope's submission_metadata.yml."""
     try:
         with open(path, encoding='utf-8') as f:
-            metadata = parse(f.read())
-    except (OSError, UnicodeDecodeError, YamlError) as error:
-        problems.append(f"{label}/{METADATA}: {error}: hand-ins are named by their folders")
+            metadata = yaml.load(f, Loader=MetadataLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        problems.append(f"{label}/{METADATA}: {' '.join(str(error).split())}: hand-ins are named by their folders")
         return {}
     names = {}
     for key, entry in (metadata.items() if isinstance(metadata, dict) else ()):
