@@ -106,7 +106,7 @@ def edit(package_dir, filename, pattern, replacement, anywhere=False, name=None)
         edited = REGION.sub(edit_region, source)
     if count == 0:
         raise AssertionError(f"mutant {name or pattern!r} no longer applies to {filename}: "
-                             "update tests/grader_mutants.py")
+                             "update tests/submission_variants.py")
     with open(path, "w", encoding="utf-8") as f:
         f.write(edited)
 

@@ -6,8 +6,9 @@ What goes in, by the layout of src/ (see each package's docstring):
     grader.py, whose hidden tests are listed but whose data stays in the
     hidden bundle;
   - every file of src/ but the instructors' package (src/instructors/) and
-    LEFT_OUT: run.py, the stages' runtime (src/stages/) and the grader's
-    machinery (src/grading/);
+    LEFT_OUT: run.py, the assignment's facts (src/assignment/), the runtime
+    (src/runtime/), the other stages (src/stages/) and the grader's machinery
+    (src/grading/);
   - src/submission's .py files with their regions cut (see regions.py), and
     nothing else of it but the NOTEBOOKS, so no params or predictions;
   - the course data students train and evaluate on (DATA_FILES), without the
