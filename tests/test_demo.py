@@ -46,6 +46,7 @@ def test_quick_options_override_defaults_and_explicit_options_override_quick():
     for name, value in demo.DEFAULTS.items():
         assert getattr(full, name) == value, name
     assert demo.parse_args(["--quick", "--n_embd", "48"]).n_embd == 48
+    assert full.threads == quick.threads == demo.THREADS == 2  # what docs/demo.md's table was measured with
 
 
 def test_pretraining_beats_finetuning_alone_on_held_out_people(quick_run):
@@ -116,3 +117,42 @@ def test_a_stopped_demo_removes_its_temporary_world(tmp_path):
     finally:
         demo_run.kill()
     assert not list(tmp_path.glob("demo-world-*"))
+
+
+REPEAT = """
+import hashlib, sys
+from instructors import demo
+
+digests = []
+score = demo.score
+
+
+def score_and_hash(model, pairs, corpus, device):
+    weights = b"".join(t.detach().cpu().numpy().tobytes() for t in model.state_dict().values())
+    digests.append(hashlib.sha256(weights).hexdigest())
+    return score(model, pairs, corpus, device)
+
+
+demo.score = score_and_hash
+args = demo.parse_args(sys.argv[2:] + ["--out_dir", sys.argv[1]])
+rows, _ = demo.run_demo(args, sys.argv[1])
+print(" ".join(digests), [(row.dev, row.train) for row in rows])
+"""
+TINY = ["--train_people", "12", "--dev_people", "6", "--paraphrases", "2", "--n_embd", "32", "--n_head", "2",
+        "--block_size", "64", "--bottleneck", "16", "--pretrain_epochs", "2", "--finetune_epochs", "2",
+        "--scratch_epochs", "2", "--perceiver_finetune_epochs", "2", "--dropout", "0.1", "--threads", "1"]
+
+
+def test_the_same_seed_trains_every_model_of_the_table_to_the_same_bits_in_another_process(tmp_path):
+    """Two processes of the demo's whole pipeline (tiny sizes, with dropout), hashed with different
+    PYTHONHASHSEEDs: every model, the perceiver's included, ends with the same parameters."""
+    def start(name, hash_seed):
+        (tmp_path / name).mkdir()
+        env = dict(os.environ, PYTHONPATH=str(REPO / "src"), PYTHONHASHSEED=hash_seed)
+        return subprocess.Popen([sys.executable, "-c", REPEAT, str(tmp_path / name), *TINY], cwd=REPO, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    runs = [start("first", "1"), start("second", "2")]
+    outputs = [run.communicate(timeout=300)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    digests = [output.strip().splitlines()[-1].split("[")[0].split() for output in outputs]
+    assert len(digests[0]) == 6 and digests[0] == digests[1], outputs
