@@ -18,6 +18,7 @@ import json
 import math
 import random
 import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -355,6 +356,27 @@ def test_metadata_that_is_not_yaml_is_one_line_and_hand_ins_keep_their_folders_n
     assert submitters(path, problems, "export") == {}
     assert len(problems) == 1 and problems[0].startswith("export/submission_metadata.yml: ")
     assert problems[0].endswith(": hand-ins are named by their folders") and "\n" not in problems[0]
+
+
+FAKE_PYTHON = """#!/bin/sh
+# says every module asked for is missing, and logs what pip is asked to install
+case "$1" in
+    -c) shift 2; echo "$@" ;;
+    -m) [ "$2" = pip ] && echo "$@" >> "$(dirname "$0")/pip.log"; exit 0 ;;
+esac
+"""
+
+
+def test_run_sh_installs_pyyaml_for_the_yaml_module_the_copy_report_imports(tmp_path):
+    python = tmp_path / "python"
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    done = subprocess.run(["bash", str(Path(__file__).resolve().parents[1] / "run.sh"), "copies"],
+                          env={"PATH": "/usr/bin:/bin", "PYTHON": str(python)}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    installed = (tmp_path / "pip.log").read_text().split()
+    assert installed[:3] == ["-m", "pip", "install"] and "pyyaml" in installed and "yaml:pyyaml" not in installed
+    assert "matplotlib" in installed and "installing" in done.stderr
 
 
 def test_the_sketch_distance_is_the_relative_distance_within_a_few_percent():
