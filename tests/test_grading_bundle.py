@@ -191,3 +191,12 @@ def test_a_local_check_has_only_the_labels_given(tmp_path):
                                  predictions="files", local=True)
     with pytest.raises(BundleError, match=f"^labels {tmp_path / 'none.tsv'} not found$"):
         bundle.local_labels([str(dev), str(tmp_path / "none.tsv")])
+
+
+def test_a_local_check_of_two_label_files_names_both(tmp_path):
+    """Kills another separator between the files that the bundle's description names."""
+    dev = write(tmp_path / "birth_dev.tsv", "Q1\tA1\n")
+    test = write(tmp_path / "birth_test.tsv", "Q2\tA2\n")
+    found = bundle.local_labels([str(dev), str(test)])
+    assert found.path == f"labels {dev}, {test}"
+    assert found.labels == {"birth_dev.tsv": [("Q1", "A1")], "birth_test.tsv": [("Q2", "A2")]}

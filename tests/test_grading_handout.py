@@ -170,6 +170,38 @@ def test_a_loader_workers_traceback_text_names_the_function():
         "some of your code raises NotImplementedError: it is not written yet"
 
 
+def raised_outside(tmp_path, source, call):
+    """The NotImplementedError that `call`, a function of `source` compiled as a file outside every package
+    (tmp_path/elsewhere.py), raises."""
+    namespace = {}
+    exec(compile(source, str(tmp_path / "elsewhere.py"), "exec"), namespace)
+    with pytest.raises(NotImplementedError) as caught:
+        eval(call, namespace)
+    return caught.value
+
+
+def test_a_function_of_a_student_functions_name_outside_the_package_is_not_named(tmp_path):
+    """Kills the package's folder not passed on to unimplemented_function (by unimplemented_line and
+    forward_failure): a frame of another file whose function has a student function's name is not the student's."""
+    error = raised_outside(tmp_path, "def pretrain():\n    raise NotImplementedError\n", "pretrain()")
+    package_dir = os.path.dirname(os.path.abspath(submission.__file__))
+    assert not_written_yet.unimplemented_line(error) == \
+        "part (f): pretrain raises NotImplementedError: it is not written yet"
+    assert not_written_yet.unimplemented_line(error, package_dir) == \
+        "some of your code raises NotImplementedError: it is not written yet"
+    error = raised_outside(tmp_path, "class UpProjectBlock:\n    def forward(self):\n        raise NotImplementedError\n",
+                           "UpProjectBlock().forward()")
+    assert str(models.forward_failure(error, submission, "forward pass")) == \
+        "part (g): the perceiver's forward pass at block size raises NotImplementedError"
+
+
+def test_a_python_without_co_qualname_names_the_function_by_co_name(monkeypatch):
+    """Kills the fallback to co_name lost (Python before 3.11 has no co_qualname)."""
+    code = types.SimpleNamespace(co_name="pretrain", co_filename=os.path.abspath(submission.__file__))
+    monkeypatch.setattr(not_written_yet.traceback, "walk_tb", lambda tb: [(types.SimpleNamespace(f_code=code), 1)])
+    assert not_written_yet.unimplemented_function(NotImplementedError()) == "pretrain"
+
+
 def test_reported_turns_unwritten_code_into_one_line(tmp_path):
     sub = student_package(tmp_path)
 
@@ -272,6 +304,21 @@ def test_train_may_save_through_the_trainers_checkpoint(tmp_path, monkeypatch, t
         t.train()
     configs.check_train(through_the_trainer, submission.Trainer.train, model, trainer)
     assert set(torch.load("written.params", weights_only=True)) == set(model.state_dict())
+
+
+def test_check_train_passes_on_the_arguments_train_gives_trainer_train(tmp_path, monkeypatch):
+    """Kills the counting wrapper dropping trainer.train()'s positional or keyword arguments."""
+    monkeypatch.chdir(tmp_path)
+    model, got = torch.nn.Linear(2, 2), []
+
+    class Trainer:
+        config = types.SimpleNamespace(max_epochs=3, num_workers=4)
+
+    def train(m, path, t):
+        t.train(1, key=2)
+        torch.save(m.state_dict(), path)
+    configs.check_train(train, lambda self, *args, **kwargs: got.append((args, kwargs)), model, Trainer())
+    assert got == [((1,), {"key": 2})]
 
 
 def test_check_train_names_what_train_does_wrong(tmp_path, monkeypatch, trainer_kept):
@@ -878,6 +925,15 @@ def test_the_reference_span_examples_are_corruptions(tmp_path):
     examples = spans.span_examples(ctx, 128)
     assert len(examples) == spans.SPAN_EXAMPLES and all(e.is_corruption() for e in examples)
     assert ctx.calls[0][1] == dict(corpus_path=str(tmp_path / "corpus.txt"), block_size=128, count=3000, seed=224)
+
+
+def test_the_span_examples_are_drawn_from_the_seeded_corpus_of_240_documents(tmp_path):
+    """Kills an unseeded corpus (a grade that changes from run to run) or one of another size."""
+    (tmp_path / "run").mkdir()
+    canned = {"corruption_examples": {"value": {"itos": [], "examples": []}}}
+    assert spans.span_examples(InProcess(tmp_path / "run", canned=canned), 128) == []
+    documents = corpora.write_span_corpus(str(tmp_path), count=240, seed=spans.SPAN_SEED)[1]
+    assert (tmp_path / "run" / "corpus.txt").read_text(encoding="utf-8") == "\n".join(documents)
 
 
 def test_a_span_example_that_is_not_a_corruption_fails(tmp_path):

@@ -141,6 +141,7 @@ def test_a_bundles_tests_add_tests_and_replace_one_by_its_id(bundle_tests, regis
     ("import no_such_module_here\n", " does not import: ModuleNotFoundError: No module named 'no_such_module_here'"),
     ("raise RuntimeError('first\\nsecond')\n", " does not import: RuntimeError: first"),
     ("raise ValueError()\n", " does not import: ValueError"),
+    ("raise ValueError('" + "x" * 250 + "')\n", " does not import: ValueError: " + "x" * 250),  # not cut at 200
     ("raise ValueError('not a test of ours')\n", " does not import: ValueError: not a test of ours"),
     ('@graded("1h-0-secret", points=1, visibility="secret", timeout=9)\ndef t(ctx):\n    """d"""\n',
      ": test id '1h-0-secret' should look like '1e-0-basic'"),
@@ -154,6 +155,17 @@ def test_a_bundle_test_file_that_cannot_be_read_is_named_in_one_line(bundle_test
     with pytest.raises(ValueError) as caught:
         registry.load_bundle_tests([str(path)])
     assert str(caught.value) == f"{path}{told}"
+
+
+def test_a_bundle_test_file_is_its_module_in_sys_modules_while_it_imports(bundle_tests, registered, tmp_path):
+    """Kills the module left out of sys.modules while it runs: a dataclass with postponed annotations
+    (from __future__ import annotations) looks its module up there."""
+    path = write(tmp_path / "bundle" / "tests" / "rows.py",
+                 'from __future__ import annotations\n\nimport dataclasses\n\nfrom grading import graded\n\n\n'
+                 '@dataclasses.dataclass\nclass Row:\n    name: str\n\n\n'
+                 '@graded("1h-0-hidden", points=1, visibility="hidden", timeout=9)\ndef t(ctx):\n    """d"""\n')
+    registry.load_bundle_tests([str(path)])
+    assert registered["1h-0-hidden"].source == str(path)
 
 
 def test_two_bundle_files_cannot_give_the_same_test(bundle_tests):

@@ -103,6 +103,16 @@ def test_the_suites_timeout_overrides_each_tests(tmp_path, monkeypatch):
     assert suite.Suite("rel", files_dir="out").files_dir == os.path.abspath("out")
 
 
+def test_each_tests_context_is_of_that_test(tmp_path, monkeypatch):
+    """Kills a context made without its test (ctx.threshold() reads the test's thresholds)."""
+    monkeypatch.setattr(suite, "ProbeRunner", RecordingRunner)
+    (tmp_path / "hand_in").mkdir()
+    seen = []
+    tests = [GradedTest(f"1e-{i}-basic", 1.0, "basic", 9.0, "d", lambda ctx: seen.append(ctx.test)) for i in range(2)]
+    suite.Suite(str(tmp_path / "hand_in"), jobs=0).run(tests)
+    assert seen == tests
+
+
 def test_a_suite_hands_each_test_its_runner_snapshot_and_outputs(tmp_path, monkeypatch):
     monkeypatch.setattr(suite, "ProbeRunner", RecordingRunner)
     RecordingRunner.made = []

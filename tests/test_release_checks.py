@@ -234,3 +234,13 @@ def test_a_hidden_tests_line_in_the_starter_is_refused(tmp_path, starter):
     assert checks.problems(str(starter), str(tmp_path / "labels.tsv"), str(tmp_path / "solution"),
                            [str(tmp_path / "tests" / "term.py")]) == ["src/pkg/extra.py names a hidden test"]
     assert checks.hidden_test_lines(str(starter), [str(tmp_path / "tests" / "term.py")]) == [hidden]
+
+
+def test_hidden_test_lines_read_the_tests_and_grader_py_as_utf8_whatever_the_locale(tmp_path, starter,
+                                                                                     ascii_locale):
+    """Kills the tests file or the starter's grader.py read in the locale's encoding (ASCII here)."""
+    shared = '@graded("1f-1-hidden", points=5, visibility="hidden", timeout=300)  # café'
+    hidden = '@graded("1h-0-hidden", points=1, visibility="hidden", timeout=60)  # naïve'
+    tests = write(tmp_path / "tests" / "term.py", f"{shared}\n{hidden}\n")
+    write(starter / "grader.py", f"# “the starter's grader”\n{shared}\n")
+    assert checks.hidden_test_lines(str(starter), [str(tests)]) == [hidden]

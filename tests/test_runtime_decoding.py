@@ -97,6 +97,21 @@ def test_a_double_precision_model_decodes_as_sample(spread, monkeypatch):
     assert set(kinds) == {True}  # the model's fused attention
 
 
+def test_a_model_with_written_out_attention_decodes_as_sample(spread, monkeypatch):
+    """Kills a wrong scale, transpose, mask or softmax in the written-out attention over the cache
+    (fused_attention=False), which the fused default never reaches."""
+    model = copy.deepcopy(spread)
+    for module in model.modules():
+        if isinstance(module, (CausalSelfAttention, CausalCrossAttention)):
+            module.fused = False
+    kinds = []
+    attend = kv_cache.attend
+    monkeypatch.setattr(kv_cache, 'attend', lambda *args: kinds.append(args[0].fused) or attend(*args))
+    prompts = prompts_of(QUESTIONS[:-1])
+    assert greedy_decode(model, prompts, 9) == [sampled(model, p, 9) for p in prompts]
+    assert set(kinds) == {False}
+
+
 def test_rows_stop_at_their_first_stop_token_and_the_others_go_on(spread):
     """Kills a row cut too early or late, or rows mixed up when the finished ones are dropped."""
     prompts = prompts_of(QUESTIONS[:-1])
@@ -240,3 +255,4 @@ def test_the_longest_prompts_are_checked(spread):
     other.forward = differs_when_long
     with pytest.raises(CacheUnusable):
         greedy_decode(other, prompts, 5)
+

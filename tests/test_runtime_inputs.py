@@ -90,6 +90,18 @@ def test_params_of_the_same_vocabulary_are_returned_with_their_stamp(tmp_path):
     assert state.keys() == model.state_dict().keys()
 
 
+def test_the_stamp_carries_the_seed_when_one_is_given_and_only_then(tmp_path):
+    """Kills a seed dropped from the stamp, stored under another name or value, or a seed=None
+    stamped on a run whose seed is not known (seed 0 is a seed)."""
+    seeded, unseeded = tiny_model(), tiny_model()
+    params.stamp(seeded, VOCABULARY, '', seed=0)
+    params.stamp(unseeded, VOCABULARY, 'n_layer=1')
+    state = params.checked_params(saved(tmp_path, seeded), tiny_model(), 'vanilla', VOCABULARY)
+    assert params.read_stamp(state) == {'version': 1, 'vocabulary': VOCABULARY, 'configuration': '', 'seed': 0}
+    assert params.read_stamp(unseeded.state_dict()) == {'version': 1, 'vocabulary': VOCABULARY,
+                                                        'configuration': 'n_layer=1'}
+
+
 def test_unstamped_params_are_accepted_and_read_as_unstamped(tmp_path):
     """Kills requiring a stamp, and a stamp read from the wrong level of the metadata."""
     state = params.checked_params(saved(tmp_path, tiny_model()), tiny_model(), 'vanilla', VOCABULARY)
