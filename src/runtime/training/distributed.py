@@ -1,8 +1,10 @@
 """
 Several processes, one run: PyTorch's own DistributedDataParallel, started by
 torchrun (`NPROC=N ./run.sh <stage>`, or `torchrun --nproc_per_node=N
-src/run.py ...`). torchrun sets RANK, LOCAL_RANK and WORLD_SIZE; without it
-the run is one process of rank 0. Backend nccl on CUDA, gloo elsewhere.
+src/run.py ...`). torchrun sets RANK, LOCAL_RANK and WORLD_SIZE, and under it the run has a
+process group, even of one process (so a one-GPU machine runs NCCL's code);
+without it the run is one process of rank 0 and no group. Backend nccl on
+CUDA, gloo elsewhere.
 Process r trains on its share of every global batch (batches.py); DDP
 averages the gradients; only rank 0 logs, draws progress bars (run.py sets
 TQDM_DISABLE on the others before tqdm is imported) and writes files. Evaluation gives each process a contiguous share of the questions and
@@ -28,11 +30,11 @@ class Processes:
 
 
 def start(device_name):
-    """The processes of this run, with the process group initialised when there are several, and
-    the device name this process uses (cuda:LOCAL_RANK on CUDA)."""
+    """The processes of this run, with the process group initialised under torchrun, and the
+    device name this process uses (cuda:LOCAL_RANK on CUDA)."""
     world = int(os.environ.get('WORLD_SIZE', '1'))
     processes = Processes(int(os.environ.get('RANK', '0')), world, int(os.environ.get('LOCAL_RANK', '0')))
-    if world == 1:
+    if 'WORLD_SIZE' not in os.environ:
         return processes, device_name
     cuda = device_name.startswith('cuda') or (device_name == 'auto' and torch.cuda.is_available())
     if cuda:
