@@ -24,6 +24,7 @@ from runtime.decoding.greedy import CacheUnusable, Recompute, cache_class, greed
 from runtime.decoding.kv_cache import shared_prefix
 from runtime.decoding.perceiver_cache import PerceiverCache
 from runtime.decoding.vanilla_cache import VanillaCache
+from runtime.command_line import parse_args
 from runtime.training import fast_training
 from runtime.training.fast_training import FastSteps, FastTraining, default_length_groups, split_by_length
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
@@ -314,6 +315,30 @@ def test_autocast_training_steps_run_on_cpu(names, tiny_config, precision, dtype
     assert all(math.isfinite(loss) for loss in half)
     assert half == pytest.approx(exact, rel=0.02)
     assert half[-1] < half[0]
+
+
+def test_training_is_fp32_unless_a_half_precision_is_asked_for():
+    """Kills bf16 or fp16 autocast by default: under bf16 the graded pretraining diverged on a GPU
+    (docs/gpu.md). On CUDA the default computes in fp32 with TF32 matrix products, no grad scaler."""
+    steps = FastSteps(torch.device("cuda"), 32)
+    assert steps.dtype is None and not steps.scaler.is_enabled() and steps.tf32
+    assert parse_args(["--function", "pretrain", "--variant", "vanilla"]).precision == "fp32"
+    assert FastSteps(torch.device("cuda"), 32, "bf16").dtype == torch.bfloat16
+
+
+def test_tf32_is_allowed_inside_the_steps_only(names, tiny_config):
+    """Kills TF32 left on after a step (decoding later in the process would then tell its batched
+    logits apart from the one-prompt logits it checks them against) or never on: the model's
+    forward runs with TF32 allowed, and afterwards the flags are what they were."""
+    model = GPT(tiny_config(len(names.stoi), 64, n_layer=1))
+    seen = []
+    model.register_forward_hook(lambda *_: seen.append(torch.backends.cuda.matmul.allow_tf32))
+    steps = FastSteps(torch.device("cpu"), 16)
+    steps.tf32 = True  # as on CUDA: a CPU build reads and sets the flags all the same
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    steps.batch_loss(model, steps.collate([names[i] for i in range(16)])[0])
+    assert seen and all(seen) and not before[0]
+    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before
 
 
 def test_compiled_model_trains_as_the_eager_one(names, tiny_config):

@@ -14,8 +14,10 @@ and runs the stage's callbacks (checkpoints, the duration estimate).
   and the same holds for the gradients; `tokens` still counts the uncut
   batch (B * T), so the learning-rate schedule is unchanged.
 - Fused AdamW on cuda and cpu.
-- On CUDA: bf16 autocast (fp16 with a grad scaler where bf16 is missing) and
-  TF32 matmuls; optionally torch.compile.
+- On CUDA: TF32 matrix products; optionally torch.compile, and bf16 autocast
+  or fp16 autocast with a grad scaler. fp32 is the default: under bf16 the
+  graded vanilla pretraining (learning rate 6e-3) diverged on a GPU where
+  fp32's loss kept falling (docs/gpu.md).
 """
 
 import contextlib
@@ -82,46 +84,55 @@ def default_length_groups(device, batch_size):
     return max(1, min(8, batch_size // 16))
 
 
-def autocast_dtype(device, precision):
-    """The dtype to autocast to on `device` for a precision setting; None for fp32."""
-    if precision == 'auto':
-        if device.type != 'cuda':
-            return None
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+@contextlib.contextmanager
+def tf32_matmuls(enabled):
+    """TF32 matrix products on CUDA inside when `enabled`; the flags as they were after, so that
+    what runs next in the process (decoding, which checks its batched logits against the model's
+    own within 1e-4) computes in full fp32."""
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    if enabled:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+
+
+def autocast_dtype(precision):
+    """The dtype to autocast to for a precision setting; None for fp32."""
     return {'fp32': None, 'bf16': torch.bfloat16, 'fp16': torch.float16}[precision]
 
 
 class FastSteps:
     """
     The step and the batch collation of a fast run on `device`: batches cut into
-    length groups, autocast at `precision` ('auto', 'fp32', 'bf16', 'fp16'),
+    length groups, autocast at `precision` ('fp32': none, 'bf16', 'fp16'),
     a grad scaler for fp16, the model compiled if `compile`. Under several
     processes the model runs in DistributedDataParallel, and each process
     weights its groups by their share of the global batch's targets, so that
     DDP's average of the processes' gradients is the global batch's gradient.
     """
 
-    def __init__(self, device, batch_size, precision='auto', compile=False, trim_padding=True, length_groups=None):
+    def __init__(self, device, batch_size, precision='fp32', compile=False, trim_padding=True, length_groups=None):
         self.device = device
-        self.dtype = autocast_dtype(device, precision)
+        self.dtype = autocast_dtype(precision)
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.dtype == torch.float16)
         self.compile = compile
         self.step_model = None  # the module the steps run: the trainer's model, or its compiled form
         groups = length_groups or default_length_groups(device, batch_size)
         self.collate = functools.partial(collate_batch, trim_padding=trim_padding, groups=groups)
-        if device.type == 'cuda':
-            torch.backends.cuda.matmul.allow_tf32 = True
-            torch.backends.cudnn.allow_tf32 = True
+        self.tf32 = device.type == 'cuda'
 
     def batch_loss(self, model, groups, scale=1.0):
         """The batch's loss scale * sum_g share_g * loss_g (on the device), backpropagated group by
-        group; under DDP the gradients are averaged over the processes at the last group only."""
+        group, with TF32 matrix products on CUDA; under DDP the gradients are averaged over the
+        processes at the last group only."""
         total = 0.0
         for number, (x, y, share) in enumerate(groups):
             x = x.to(self.device, non_blocking=True)  # (B_g, W_g)
             y = y.to(self.device, non_blocking=True)  # (B_g, W_g)
             synced = number == len(groups) - 1 or not isinstance(model, DistributedDataParallel)
-            with contextlib.nullcontext() if synced else model.no_sync():
+            with contextlib.nullcontext() if synced else model.no_sync(), tf32_matmuls(self.tf32):
                 with torch.autocast(self.device.type, dtype=self.dtype or torch.float32,
                                     enabled=self.dtype is not None):
                     logits, loss = model(x, y)
@@ -216,7 +227,7 @@ class FastTraining:
         self.tell(trainer, 'epoch_end')
 
 
-def run_config(student_config, device, precision='auto', compile=False, processes=Processes(), seed=0,
+def run_config(student_config, device, precision='fp32', compile=False, processes=Processes(), seed=0,
                seeded_batches=True, **overrides):
     """
     A new TrainerConfig: the student's settings, then `overrides` (e.g. a
