@@ -24,12 +24,15 @@ import contextlib
 import os
 import sys
 import tempfile
+import time
 import traceback
 from dataclasses import dataclass
 from typing import Optional
 
 if os.environ.get('RANK', '0') != '0':  # under torchrun only rank 0 draws progress bars; tqdm reads this at import
     os.environ['TQDM_DISABLE'] = '1'
+
+import torch
 
 from assignment.facts import BLOCK_SIZE
 from assignment.not_written_yet import NOT_A_PERCEIVER, PartFailure, unimplemented_line, unwritten, written
@@ -181,20 +184,39 @@ def train(args, inputs, processes):
                 config.hooks.callbacks.append(DurationEstimate())
             trainer.config = config
             stamp(model, inputs.vocabulary, args.configuration, args.seed)
+            started, first_step = time.monotonic(), resume['step'] if resume else 0
             if processes.main:
                 replace_when_done(args.writing_params_path, lambda temporary: saved_by(temporary, model, trainer))
             else:
                 with tempfile.TemporaryDirectory() as folder:
                     saved_by(os.path.join(folder, 'parameters'), model, trainer)
+            seconds = time.monotonic() - started
     if processes.main:
         print(f"saved parameters to {args.writing_params_path}")
+        print(training_summary(trainer.step - first_step, seconds, inputs.device))
+
+
+def training_summary(steps, seconds, device):
+    """One line: the steps this process trained, how fast, and on CUDA the peak memory they took."""
+    line = f"trained {steps} steps in {seconds:.1f} s ({steps / max(seconds, 1e-9):.2f} steps/s)"
+    if device.type == 'cuda':
+        line += f", peak GPU memory {torch.cuda.max_memory_allocated(device) / 2 ** 20:.0f} MiB"
+    return line
+
+
+class Diverged(Exception):
+    """Training ended with parameters that are not all finite."""
 
 
 def saved_by(path, model, trainer):
-    """The student's helper.train: train, then save the parameters to `path` (or PartFailure)."""
+    """The student's helper.train: train, then save the parameters to `path` (or PartFailure, or
+    Diverged, which leaves the file at writing_params_path as it was)."""
     helper.train(model, path, trainer)
     if not os.path.isfile(path):
         raise unwritten('train', "saved no parameters (it should save the model's state_dict to writing_params_path)")
+    if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        raise Diverged(f"training diverged: the parameters hold NaN or infinite values after step {trainer.step}, "
+                       f"so they were not saved (the records of the run show where the loss went)")
 
 
 def main(argv=None):
@@ -214,7 +236,7 @@ def main(argv=None):
             evaluate(args, inputs, processes)
         else:
             train(args, inputs, processes)
-    except (InputError, PartFailure) as error:
+    except (InputError, PartFailure, Diverged) as error:
         print(f"run.py: error: {error}", file=sys.stderr)
         return 1
     except NotImplementedError as error:

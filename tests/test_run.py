@@ -422,6 +422,19 @@ BAD_INPUTS = {
 }
 
 
+def test_a_diverged_run_gives_one_line_and_keeps_the_earlier_parameters(inputs, tmp_path, capsys):
+    """Kills NaN parameters saved over good ones (their predictions are all PAD, and decoding falls
+    back to the slow loop): a learning rate of 1e30 makes the weights overflow within the epoch."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "kept.params").write_bytes(b"earlier parameters")
+    before = folder_state(out)
+    assert run.main(run_argv(finetune_args(inputs, out, finetune_lr=1e30, batch_size=8))) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("run.py: error")]
+    assert len(errors) == 1 and errors[0].startswith("run.py: error: training diverged: the parameters hold NaN")
+    assert folder_state(out) == before
+
+
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
 def test_bad_input_gives_one_line_and_touches_nothing(case, inputs, tmp_path, capsys):
     make_args, changes, message = BAD_INPUTS[case]
