@@ -33,14 +33,17 @@ def questions(tmp_path_factory):
     return path
 
 
-def command(questions, experiments, params, *extra, processes=1, epochs=6, every=3, dropout=0):
-    """run.py finetuning a small model (no loader workers) on 200 questions."""
-    launcher = [sys.executable] if processes == 1 else [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                                                        f"--nproc_per_node={processes}"]
+def command(questions, experiments, params, *extra, processes=1, epochs=6, every=3, dropout=0, device="cpu",
+            torchrun=None):
+    """run.py finetuning a small model (no loader workers) on 200 questions; under torchrun when
+    `torchrun`, which defaults to processes > 1."""
+    torchrun = processes > 1 if torchrun is None else torchrun
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                f"--nproc_per_node={processes}"] if torchrun else [sys.executable]
     return [*launcher, str(REPO / "src" / "run.py"), "--function", "finetune", "--variant", "vanilla",
             "--pretrain_corpus_path", str(DATA / "wiki.txt"), "--finetune_corpus_path", str(questions),
             "--writing_params_path", str(params), "--experiments_dir", str(experiments), "--tb_expt_name", RUN,
-            "--small", "--max_epochs", str(epochs), "--batch_size", "16", "--dropout", str(dropout), "--device", "cpu",
+            "--small", "--max_epochs", str(epochs), "--batch_size", "16", "--dropout", str(dropout), "--device", device,
             "--checkpoint_every", str(every), "--seed", "0", *extra]
 
 
