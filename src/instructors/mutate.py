@@ -144,6 +144,16 @@ EQUIVALENT = {
                                                        "same weights: fingerprints are only compared with each other",
     **{f'grading.handout.corpora.x_write_biographies__mutmut_{n}': "the biographies are ASCII: every encoding writes "
        "the same bytes" for n in (27, 30, 34, 38, 41, 45)},
+    **{f'grading.handout.corpora.x_write_span_corpus__mutmut_{n}': "the span corpus is ASCII words: every encoding "
+       "writes the same bytes" for n in (46, 49)},
+    'grading.handout.corpora.x_write_span_corpus__mutmut_53': UTF8_ALIAS,
+    **{f'grading.handout.configs.x_check_train__mutmut_{n}': "calls only shows that train() was called: any item "
+       "makes it non-empty" for n in (2, 3)},
+    **{f'grading.handout.configs.x_check_train__mutmut_{n}': WEIGHTS_ONLY for n in (45, 48)},
+    'grading.handout.models.x_judge_perceiver_as_specified__mutmut_31': "a spread of exactly 0.5 is accepted: the "
+                                                                        "branch never sees it",
+    'grading.handout.models.x_judge_perceiver_as_specified__mutmut_35': "check(None, ...) fails as check(False, ...) "
+                                                                        "does",
 }
 
 # surviving mutants that only a run on a GPU could kill (they count as survivors): mutmut's name -> why
@@ -154,6 +164,7 @@ GPU_ONLY = {
     **{f'runtime.params.x_checked_params__mutmut_{n}': CPU_LOAD for n in (15, 18)},
     **{f'stages.collect_submission.x_not_graded__mutmut_{n}': CPU_LOAD for n in (3, 6)},
     **{f'runtime.training.checkpoint.x_read_checkpoint__mutmut_{n}': CPU_LOAD for n in (6, 9)},
+    **{f'grading.handout.configs.x_check_train__mutmut_{n}': CPU_LOAD for n in (44, 47)},
     **{f'runtime.decoding.greedy.xǁRecomputeǁstep__mutmut_{n}': CPU_ONLY for n in (3, 5)},
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': CPU_ONLY for n in (13, 16)},
     'runtime.training.batches.xǁSeededExamplesǁ__getitem____mutmut_10': "fork_rng(devices=None) forks no CUDA generator "
