@@ -44,20 +44,29 @@ def percent(killed, measured):
     return f"{killed / measured:.0%}"
 
 
-def mutmut_problems(text):
-    """What is wrong with the mutmut table of `text` against MODULES: a list of lines."""
-    problems, named = [], []
-    for row in table(text, MUTMUT_HEADER):
-        if len(row) != 7:
+def checked_rows(text, header, command, problems, named):
+    """The rows of the table under `header` whose cell count, date and command (`command` with the
+    module in its braces) are right, as (module, the cells between it and the date); every wrong row
+    adds its problem to `problems`, every row its module to `named`."""
+    for row in table(text, header):
+        if len(row) != header.count("|") - 1:
             problems.append(f"a row of {len(row)} cells: {row}")
             continue
-        module, mutants, killed, equivalent, score, measured, command = row
+        module, *counts, measured, given = row
         module = module.strip("`")
         named.append(module)
         if not re.fullmatch(r"\d{4}-\d\d-\d\d", measured):
             problems.append(f"{module}: measured {measured!r} is no date")
-        if command != f"`./run.sh mutate {module}`":
-            problems.append(f"{module}: the command {command} does not measure it")
+        if given != command.format(module):
+            problems.append(f"{module}: the command {given} does not measure it")
+        yield module, counts
+
+
+def mutmut_problems(text):
+    """What is wrong with the mutmut table of `text` against MODULES: a list of lines."""
+    problems, named = [], []
+    for module, (mutants, killed, equivalent, score) in checked_rows(text, MUTMUT_HEADER, "`./run.sh mutate {}`",
+                                                                     problems, named):
         if not all(n.isdigit() for n in (mutants, killed, equivalent)):
             problems.append(f"{module}: counts {mutants}, {killed}, {equivalent}")
             continue
@@ -73,17 +82,8 @@ def mutmut_problems(text):
 def plausible_problems(text):
     """What is wrong with the plausible table of `text` against the catalogue: a list of lines."""
     problems, named = [], []
-    for row in table(text, PLAUSIBLE_HEADER):
-        if len(row) != 6:
-            problems.append(f"a row of {len(row)} cells: {row}")
-            continue
-        module, mutants, killed, score, measured, command = row
-        module = module.strip("`")
-        named.append(module)
-        if not re.fullmatch(r"\d{4}-\d\d-\d\d", measured):
-            problems.append(f"{module}: measured {measured!r} is no date")
-        if command != f"`./run.sh mutate --plausible {module}`":
-            problems.append(f"{module}: the command {command} does not measure it")
+    for module, (mutants, killed, score) in checked_rows(text, PLAUSIBLE_HEADER, "`./run.sh mutate --plausible {}`",
+                                                         problems, named):
         if not (mutants.isdigit() and killed.isdigit()):
             problems.append(f"{module}: counts {mutants}, {killed}")
             continue
