@@ -20,8 +20,8 @@ from runtime.decoding import predict_places, predict_places_plain
 from runtime.training.checkpoint import rng_states, set_rng_states
 from runtime.training.fast_training import FastSteps, fused_adamw
 from submission import CharCorruptionDataset, GPT, NameDataset, Trainer, TrainerConfig
-from submission.trainer import optimizer_groups
 
+from test_fast import fast_trainer
 from test_resume import max_difference, questions, run_to_end  # noqa: F401 (questions: a fixture)
 from test_resume import killed_and_resumed
 
@@ -71,13 +71,12 @@ def test_the_fast_step_gives_the_plain_steps_loss_and_gradients(names, tiny_conf
 
 
 def losses_of_steps(names, tiny_config, precision, steps=4, **settings):
-    """Losses of `steps` fast optimizer steps on one batch, from the same weights; and the trainer."""
-    model = graded_width_model(names, tiny_config).to(DEVICE)
-    fast = FastSteps(torch.device(DEVICE), 32, precision, **settings)
-    trainer = Trainer(model, None, None, TrainerConfig(learning_rate=1e-3))
-    trainer.optimizer = fused_adamw(optimizer_groups(model, 0.1), trainer.config, torch.device(DEVICE))
+    """Losses of `steps` fast optimizer steps on one batch, from the same weights; and the FastSteps."""
+    trainer = fast_trainer(graded_width_model(names, tiny_config), batch_size=32, precision=precision, device=DEVICE,
+                           **settings)
+    fast = trainer.config.hooks.steps
     batch = fast.collate([names[i] for i in range(32)])
-    model.train()
+    trainer.model.train()
     return [float(fast(trainer, batch)[0]) for _ in range(steps)], fast
 
 

@@ -136,10 +136,10 @@ def names(corpus, pretraining):
     return NameDataset(corpus.questions, pretraining)
 
 
-def fast_trainer(model, dataset=None, batch_size=64, precision="fp32", compile=False, **steps_settings):
-    """A Trainer on the CPU with the stages' fast hooks, started (device, optimizer) for stepping by hand."""
-    steps = FastSteps(torch.device("cpu"), batch_size, precision, compile, **steps_settings)
-    hooks = FastTraining(torch.device("cpu"), steps, batches=lambda trainer: None)
+def fast_trainer(model, dataset=None, batch_size=64, precision="fp32", compile=False, device="cpu", **steps_settings):
+    """A Trainer on `device` with the stages' fast hooks, started (device, optimizer) for stepping by hand."""
+    steps = FastSteps(torch.device(device), batch_size, precision, compile, **steps_settings)
+    hooks = FastTraining(torch.device(device), steps, batches=lambda trainer: None)
     trainer = Trainer(model, dataset, None, TrainerConfig(learning_rate=1e-3, batch_size=batch_size, hooks=hooks))
     hooks.start(trainer)
     return trainer

@@ -27,16 +27,16 @@ def test_a_chain_runs_through_run_sh_and_its_table_is_written(tmp_path, monkeypa
     monkeypatch.setenv("SMALL", "1")
     assert full_run.main(["--out", str(tmp_path), "--chains", "perceiver", "--device", "cpu", "--", "--seed", "0"]) == 0
     rows = (tmp_path / "table.md").read_text(encoding="utf-8").splitlines()[2:]
-    assert [row.split(" | ")[0] for row in rows] == ["| " + stage for stage in full_run.PERCEIVER_CHAIN]
+    assert [row.split(" | ")[0] for row in rows] == ["| " + stage for stage in full_run.CHAINS["perceiver"]]
     assert int(rows[0].split(" | ")[2]) > 0 and rows[2].endswith("/500) |")
-    assert all((tmp_path / "logs" / f"{stage}.log").is_file() for stage in full_run.PERCEIVER_CHAIN)
+    assert all((tmp_path / "logs" / f"{stage}.log").is_file() for stage in full_run.CHAINS["perceiver"])
     assert (tmp_path / "files" / "perceiver.pretrain.dev.predictions").is_file()
 
 
 def test_a_failed_stage_is_named_and_the_chain_stops(tmp_path, monkeypatch, capsys):
     """A stage that fails (here its input params are missing) ends the chain with exit status 1
     and one line naming the stage and its log."""
-    monkeypatch.setattr(full_run, "PERCEIVER_CHAIN", ("perceiver_finetune_with_pretrain", "perceiver_pretrain"))
+    monkeypatch.setitem(full_run.CHAINS, "perceiver", ("perceiver_finetune_with_pretrain", "perceiver_pretrain"))
     assert full_run.main(["--out", str(tmp_path), "--chains", "perceiver", "--device", "cpu"]) == 1
     assert capsys.readouterr().err == (f"full_run: error: perceiver_finetune_with_pretrain failed; see "
                                        f"{tmp_path / 'logs' / 'perceiver_finetune_with_pretrain.log'}\n")

@@ -27,10 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from assignment.facts import STAGES
+
 REPO = Path(__file__).resolve().parents[2]
-VANILLA_CHAIN = ('vanilla_finetune_without_pretrain', 'vanilla_eval_dev_without_pretrain', 'vanilla_pretrain',
-                 'vanilla_finetune_with_pretrain', 'vanilla_eval_dev_with_pretrain')
-PERCEIVER_CHAIN = ('perceiver_pretrain', 'perceiver_finetune_with_pretrain', 'perceiver_eval_dev_with_pretrain')
+# each variant's stages in the stage table's order, without the test-set evaluations (no labels to score)
+CHAINS = {variant: tuple(stage.name for stage in STAGES if stage.variant == variant and stage.questions != 'test')
+          for variant in ('vanilla', 'perceiver')}
 TRAINED = re.compile(r"^trained (\d+) steps in [\d.]+ s \(([\d.]+) steps/s\)(?:, peak GPU memory (\d+) MiB)?$",
                      re.MULTILINE)
 CORRECT = re.compile(r"^Correct: ([\d.]+) out of ([\d.]+): ", re.MULTILINE)
@@ -109,11 +111,10 @@ def main(argv=None):
     parser.add_argument('--chains', default='vanilla,perceiver', help="which chains (default: both)")
     parser.add_argument('options', nargs='*', help="options for every stage, after --")
     args = parser.parse_args(argv)
-    chains = {'vanilla': VANILLA_CHAIN, 'perceiver': PERCEIVER_CHAIN}
-    unknown = sorted(set(args.chains.split(',')) - set(chains))
+    unknown = [name for name in args.chains.split(',') if name not in CHAINS]
     if unknown or not os.path.isdir(args.data_dir):
-        print(f"full_run: error: {'no data folder ' + args.data_dir if not unknown else 'unknown chain ' + unknown[0]}",
-              file=sys.stderr)
+        problem = f"unknown chain {unknown[0]}" if unknown else f"no data folder {args.data_dir}"
+        print(f"full_run: error: {problem}", file=sys.stderr)
         return 1
     out = Path(args.out).resolve()
     for folder in ('files', 'logs', 'experiments'):
@@ -121,7 +122,7 @@ def main(argv=None):
     environment = dict(os.environ, DATA_DIR=str(Path(args.data_dir).resolve()), OUT_DIR=str(out / 'files'),
                        EXPERIMENTS_DIR=str(out / 'experiments'), DEVICE=args.device, PYTHON=sys.executable)
     print(table([]), end='', flush=True)
-    selected = [chains[name] for name in args.chains.split(',')]
+    selected = [CHAINS[name] for name in args.chains.split(',')]
     with ThreadPoolExecutor(max_workers=len(selected) if args.parallel else 1) as pool:
         results = list(pool.map(lambda chain: run_chain(chain, out, environment, args.options), selected))
     figures = [f for chain in results for f in chain]
