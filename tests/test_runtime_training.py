@@ -55,6 +55,22 @@ def test_a_seeded_example_is_the_same_whenever_it_is_made_and_leaves_the_generat
     assert len({examples[(epoch, 7)] for epoch in range(3)} | {examples[(2, 8)]}) == 4
 
 
+def test_an_example_seeds_no_gpus_generator(monkeypatch):
+    """Kills torch.manual_seed in an example: it seeds every GPU's generator too, so with no loader
+    worker each example would reseed the training's dropout on a GPU (and cost a third of the loader)."""
+    seeded_gpus = []
+    monkeypatch.setattr(torch.cuda, "manual_seed_all", seeded_gpus.append)
+    monkeypatch.setattr(torch.cuda, "manual_seed", seeded_gpus.append)
+    SeededExamples(Draws(), seed=5)[(0, 3)]
+    assert seeded_gpus == []
+
+
+def test_loader_workers_make_the_examples_of_the_main_process():
+    """Kills a worker's example left unseeded or seeded otherwise (its generators are not put back)."""
+    alone, workers = (EpochBatches(Draws(), 4, list, num_workers, seed=2) for num_workers in (0, 2))
+    assert [list(alone) for _ in range(2)] == [list(workers) for _ in range(2)]
+
+
 def test_each_process_takes_every_worlds_example_of_each_global_batch():
     """Kills another permutation, shard or skip."""
     order = torch.randperm(10, generator=torch.Generator().manual_seed(7 + 2)).tolist()

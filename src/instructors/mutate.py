@@ -167,8 +167,6 @@ GPU_ONLY = {
     **{f'grading.handout.configs.x_check_train__mutmut_{n}': CPU_LOAD for n in (44, 47)},
     **{f'runtime.decoding.greedy.xǁRecomputeǁstep__mutmut_{n}': CPU_ONLY for n in (3, 5)},
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': CPU_ONLY for n in (13, 16)},
-    'runtime.training.batches.xǁSeededExamplesǁ__getitem____mutmut_10': "fork_rng(devices=None) forks no CUDA generator "
-                                                             "when there is none, as devices=[] does",
     **{f'runtime.training.checkpoint.{name}': NO_CUDA for name in (
         'x_rng_states__mutmut_9', 'x_rng_states__mutmut_10', 'x_set_rng_states__mutmut_12',
         'x_set_rng_states__mutmut_13', 'x_set_rng_states__mutmut_14')},

@@ -49,6 +49,10 @@ MODULES = (
                "        random.setstate(python_state)\n", ""),
         Mutant("a resumed pass's length counts the batches it skips",
                "return self.batches_an_epoch - self.order.skip", "return self.batches_an_epoch"),
+        Mutant("an example reseeds every GPU's generator, the training's dropout among them",
+               "torch.default_generator.manual_seed(seed)", "torch.manual_seed(seed)"),
+        Mutant("a loader worker makes its examples unseeded",
+               "return self.made(epoch, index)", "return self.dataset[index]"),
     )),
     Module('src/runtime/training/records.py', ('tests/test_records.py',
                                                'tests/test_run.py::test_recorder_writes_one_row_a_step_from_the_'

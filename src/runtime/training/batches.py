@@ -7,7 +7,8 @@ With N processes, the global batch of B examples is the same B examples as
 in one process, split B/N to each: process r takes the examples at
 positions r, r + N, r + 2N, ... of each global batch. Every example is made
 with the random generators (python, numpy, torch) seeded from (seed, epoch,
-index) and put back afterwards, so an example's random span corruption does
+index), and in the main process put back afterwards (a loader worker's are
+drawn from by nothing else), so an example's random span corruption does
 not depend on the process, the loader worker or what was drawn before it:
 a run resumed in the middle of an epoch, or run on another number of
 processes, sees the same data.
@@ -18,7 +19,7 @@ import random
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset, Sampler
+from torch.utils.data import DataLoader, Dataset, Sampler, get_worker_info
 
 
 def example_seed(seed, epoch, index):
@@ -37,16 +38,22 @@ class SeededExamples(Dataset):
 
     def __getitem__(self, item):
         epoch, index = item
-        seed = example_seed(self.seed, epoch, index)
-        python_state, numpy_state = random.getstate(), np.random.get_state()
-        with torch.random.fork_rng(devices=[]):
-            random.seed(seed)
-            np.random.seed(seed % 2 ** 32)
-            torch.manual_seed(seed)
-            example = self.dataset[index]
+        if get_worker_info() is not None:  # a loader worker: nothing else draws from its generators
+            return self.made(epoch, index)
+        python_state, numpy_state, torch_state = random.getstate(), np.random.get_state(), torch.get_rng_state()
+        example = self.made(epoch, index)
         random.setstate(python_state)
         np.random.set_state(numpy_state)
+        torch.set_rng_state(torch_state)
         return example
+
+    def made(self, epoch, index):
+        """dataset[index], with python's, numpy's and the CPU's torch generator seeded for it."""
+        seed = example_seed(self.seed, epoch, index)
+        random.seed(seed)
+        np.random.seed(seed % 2 ** 32)
+        torch.default_generator.manual_seed(seed)  # torch.manual_seed would seed every GPU's generator too
+        return self.dataset[index]
 
 
 class ShardOrder(Sampler):
