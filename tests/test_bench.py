@@ -67,6 +67,14 @@ def test_span_corruption_rate_is_reported(table):
     assert len(rates) == 1 and float(rates[0][1]) > 0
 
 
+def test_loader_rows_time_both_loaders_and_find_the_seeded_batches_the_same(table):
+    loaders = {measure: cells for measure, cells in table.items() if measure.startswith("loader ms a batch")}
+    assert [measure.split(", ")[-1] for measure in loaders] == ["0 workers", "4 workers"]
+    for plain, seeded, ratio, check in loaders.values():
+        assert float(plain) > 0 and float(seeded) > 0 and float(ratio.rstrip("x")) > 0
+        assert check.rstrip(" |").endswith("seeded: the stages' batches, the same as with no worker")
+
+
 def copy_with_broken_line(data_dir, folder):
     """The data files of data_dir in folder, with the tab of birth_places_train.tsv's line 3 taken out."""
     for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv"):

@@ -18,8 +18,12 @@ The plain path against the fast path, side by side in one run on this machine:
   (batched, key/value cache; median of 3 runs), stopping each row at its
   closing MASK and running all 32 steps, and whether the predictions are
   equal;
-- span-corruption items per second; the grader's basic suite (if grader.py
-  is there); the full pretraining (650 epochs) at the fast step's pace.
+- span-corruption items per second; pretraining batches out of the loader a
+  plain Trainer makes (shuffled, unseeded) against the stages' seeded
+  batches (each example under its own seeds), with no loader worker and with
+  the graded number, and whether the seeded batches are the same both ways;
+  the grader's basic suite (if grader.py is there); the full pretraining
+  (650 epochs) at the fast step's pace.
 
 Timings on a shared machine are noisy: compare the ratios of one run. On a
 CPU that other jobs share, --threads 1 avoids the threads waiting for each
@@ -50,6 +54,7 @@ from assignment.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, DEV_QUESTIONS,
 from runtime.decoding import predict_places, predict_places_plain
 from runtime.inputs import InputError, pretraining_dataset, read_questions, read_text
 from runtime.params import checked_params, vocabulary_string
+from runtime.training.batches import EpochBatches
 from runtime.training.checkpoint import CHECKPOINT_EVERY, CHECKPOINT_NAME, rng_states, save_atomically
 from runtime.training.fast_training import FastSteps, fused_adamw
 from submission import GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
@@ -258,6 +263,38 @@ def corruption_items_per_second(dataset, seconds=1.0):
     return made / (time.perf_counter() - started)
 
 
+def loader_seconds(dataset, workers, epochs=3):
+    """(plain, seeded) seconds a pretraining batch takes to come out of the loader with `workers`
+    persistent workers, over `epochs` whole passes after one that starts the workers, and the seeded
+    batches of those passes."""
+    batch_size = PRETRAIN['batch_size']
+    plain = torch.utils.data.DataLoader(dataset, batch_size, shuffle=True, num_workers=workers,
+                                        persistent_workers=workers > 0, collate_fn=default_collate)
+    seeded = EpochBatches(dataset, batch_size, default_collate, workers, seed=0)
+    seconds, batches = [], []
+    for loader in (plain, seeded):
+        list(loader)
+        started = time.perf_counter()
+        timed = [batch for _ in range(epochs) for batch in loader]
+        seconds.append((time.perf_counter() - started) / len(timed))
+    return seconds, timed
+
+
+def loader_rows(dataset):
+    """Rows of loader_seconds with no worker and with the graded number."""
+    rows, alone = [], None
+    for workers in (0, GRADED_TRAINING['pretrain']['num_workers']):
+        (plain, seeded), batches = loader_seconds(dataset, workers)
+        alone = alone or batches
+        same = len(batches) == len(alone) and all(torch.equal(a, b) for one, other in zip(batches, alone)
+                                                  for a, b in zip(one, other))
+        rows.append((f"loader ms a batch, pretraining batch {PRETRAIN['batch_size']}, {workers} workers",
+                     f"{plain * 1e3:.1f}", f"{seeded * 1e3:.1f}", plain / seeded,
+                     "plain: shuffled, unseeded; seeded: the stages' batches, "
+                     + ("the same as with no worker" if same else "NOT the same as with no worker")))
+    return rows
+
+
 def checkpoint_seconds(vocab_size, folder, repeats=3):
     """(median seconds, megabytes) of saving a checkpoint of the graded model with AdamW's moments."""
     model = graded_model(vocab_size, 0.0)
@@ -364,6 +401,7 @@ def main():
     if 'data' in args.parts:
         rows.append(("span-corruption items/s", "", f"{corruption_items_per_second(pretraining):.0f}", None,
                      f"a pretraining step uses {PRETRAIN['batch_size']}"))
+        rows += loader_rows(pretraining)
     if 'checkpoint' in args.parts:
         with tempfile.TemporaryDirectory() as folder:
             seconds, megabytes = checkpoint_seconds(pretraining.vocab_size, folder)
