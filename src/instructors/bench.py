@@ -281,17 +281,20 @@ def loader_seconds(dataset, workers, epochs=3):
 
 
 def loader_rows(dataset):
-    """Rows of loader_seconds with no worker and with the graded number."""
+    """Rows of loader_seconds with no worker and with the graded number, whose seeded batches
+    are checked against those made with no worker."""
     rows, alone = [], None
     for workers in (0, GRADED_TRAINING['pretrain']['num_workers']):
         (plain, seeded), batches = loader_seconds(dataset, workers)
-        alone = alone or batches
-        same = len(batches) == len(alone) and all(torch.equal(a, b) for one, other in zip(batches, alone)
-                                                  for a, b in zip(one, other))
+        check = "plain: shuffled, unseeded; fast: the stages' seeded batches"
+        if alone is None:
+            alone = batches
+        else:
+            same = len(batches) == len(alone) and all(torch.equal(a, b) for one, other in zip(batches, alone)
+                                                      for a, b in zip(one, other))
+            check += ", the same as with no worker" if same else ", NOT the same as with no worker"
         rows.append((f"loader ms a batch, pretraining batch {PRETRAIN['batch_size']}, {workers} workers",
-                     f"{plain * 1e3:.1f}", f"{seeded * 1e3:.1f}", plain / seeded,
-                     "plain: shuffled, unseeded; seeded: the stages' batches, "
-                     + ("the same as with no worker" if same else "NOT the same as with no worker")))
+                     f"{plain * 1e3:.1f}", f"{seeded * 1e3:.1f}", plain / seeded, check))
     return rows
 
 
