@@ -263,29 +263,26 @@ def corruption_items_per_second(dataset, seconds=1.0):
     return made / (time.perf_counter() - started)
 
 
-def loader_seconds(dataset, workers, epochs=3):
-    """(plain, seeded) seconds a pretraining batch takes to come out of the loader with `workers`
-    persistent workers, over `epochs` whole passes after one that starts the workers, and the seeded
-    batches of those passes."""
-    batch_size = PRETRAIN['batch_size']
-    plain = torch.utils.data.DataLoader(dataset, batch_size, shuffle=True, num_workers=workers,
-                                        persistent_workers=workers > 0, collate_fn=default_collate)
-    seeded = EpochBatches(dataset, batch_size, default_collate, workers, seed=0)
-    seconds, batches = [], []
-    for loader in (plain, seeded):
-        list(loader)
-        started = time.perf_counter()
-        timed = [batch for _ in range(epochs) for batch in loader]
-        seconds.append((time.perf_counter() - started) / len(timed))
-    return seconds, timed
+def batch_seconds(loader, epochs=3):
+    """Seconds a batch takes to come out of `loader` over `epochs` whole passes after one that starts
+    its workers, and the batches of those passes."""
+    list(loader)
+    started = time.perf_counter()
+    batches = [batch for _ in range(epochs) for batch in loader]
+    return (time.perf_counter() - started) / len(batches), batches
 
 
 def loader_rows(dataset):
-    """Rows of loader_seconds with no worker and with the graded number, whose seeded batches
-    are checked against those made with no worker."""
+    """Rows of batch_seconds for the loader a plain Trainer makes and for the stages' seeded batches,
+    with no worker and with the graded number; the seeded batches with workers are checked against
+    those made with no worker."""
+    batch_size = PRETRAIN['batch_size']
     rows, alone = [], None
     for workers in (0, GRADED_TRAINING['pretrain']['num_workers']):
-        (plain, seeded), batches = loader_seconds(dataset, workers)
+        plain, _ = batch_seconds(torch.utils.data.DataLoader(
+            dataset, batch_size, shuffle=True, num_workers=workers, persistent_workers=workers > 0,
+            collate_fn=default_collate))
+        seeded, batches = batch_seconds(EpochBatches(dataset, batch_size, default_collate, workers, seed=0))
         check = "plain: shuffled, unseeded; fast: the stages' seeded batches"
         if alone is None:
             alone = batches
@@ -293,7 +290,7 @@ def loader_rows(dataset):
             same = len(batches) == len(alone) and all(torch.equal(a, b) for one, other in zip(batches, alone)
                                                       for a, b in zip(one, other))
             check += ", the same as with no worker" if same else ", NOT the same as with no worker"
-        rows.append((f"loader ms a batch, pretraining batch {PRETRAIN['batch_size']}, {workers} workers",
+        rows.append((f"loader ms a batch, pretraining batch {batch_size}, {workers} workers",
                      f"{plain * 1e3:.1f}", f"{seeded * 1e3:.1f}", plain / seeded, check))
     return rows
 
