@@ -72,9 +72,9 @@ def test_loader_workers_make_the_examples_of_the_main_process():
 
 
 def test_each_process_takes_every_worlds_example_of_each_global_batch():
-    """Kills another permutation, shard or skip."""
-    order = torch.randperm(10, generator=torch.Generator().manual_seed(7 + 2)).tolist()
-    shards = [ShardOrder(10, 4, seed=7, rank=rank, world=2) for rank in (0, 1)]
+    """Kills another order than the file's, another shard or skip."""
+    order = list(range(10))
+    shards = [ShardOrder(10, 4, rank=rank, world=2) for rank in (0, 1)]
     for shard in shards:
         shard.epoch, shard.skip = 2, 1
     assert list(shards[0]) == [(2, index) for index in order[4:8:2] + order[8::2]]
@@ -100,8 +100,7 @@ def test_epoch_batches_count_their_position_and_resume_mid_epoch():
     assert positions == [1, 2, 3] and (batches.order.epoch, batches.position) == (1, 0)
     batches.start_at(4, 2)
     assert len(batches) == 1
-    order = torch.randperm(10, generator=torch.Generator().manual_seed(3 + 4)).tolist()
-    assert [batch for batch in batches] == [order[9::2]]
+    assert [batch for batch in batches] == [[9]]
     assert (batches.order.epoch, batches.order.skip, len(batches)) == (5, 0, 3)
     EpochBatches(list(range(9)), 4, None, 0, world=1)  # a last batch of 1 for one process is fine
     EpochBatches(list(range(8)), 4, None, 0, world=2)  # and so is no short batch
@@ -115,8 +114,7 @@ def test_epoch_batches_default_to_one_process_and_keep_torchs_generator(monkeypa
     assert (loader.num_workers, loader.persistent_workers, loader.pin_memory) == (0, False, False)
     torch.manual_seed(0)
     state = torch.get_rng_state()
-    order = torch.randperm(10, generator=torch.Generator().manual_seed(0)).tolist()
-    assert list(batches) == [order[:4], order[4:8], order[8:]]
+    assert list(batches) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert torch.equal(torch.get_rng_state(), state)
     loader = EpochBatches(Draws(), 4, None, 1, seed=1, pin_memory=True).loader
     assert (loader.num_workers, loader.persistent_workers, loader.pin_memory) == (1, True, True)

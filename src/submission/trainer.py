@@ -36,7 +36,7 @@ class TrainerConfig:
     learning_rate = 3e-4
     betas = (0.9, 0.95)
     grad_norm_clip = 1.0
-    weight_decay = 0.1  # only applied on matmul weights
+    weight_decay = 0.1  # on every parameter but biases (see optimizer_groups)
     # learning rate decay params: linear warmup followed by cosine decay to 10% of original
     lr_decay = False
     warmup_tokens = 375e6  # these two numbers come from the GPT-3 paper, but may not be good defaults elsewhere
@@ -63,13 +63,15 @@ def learning_rate(config, tokens):
 
 
 def optimizer_groups(model, weight_decay):
-    """Weight decay on the weights of Linear layers only; none on biases,
-    LayerNorm, embeddings, positional embeddings or the perceiver basis C."""
-    matmul_weights = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Linear)}
-    decay = [p for p in model.parameters() if id(p) in matmul_weights]
-    no_decay = [p for p in model.parameters() if id(p) not in matmul_weights]
-    return [{"params": decay, "weight_decay": weight_decay},
-            {"params": no_decay, "weight_decay": 0.0}]
+    """AdamW's two groups, chosen by parameter name: no weight decay where the
+    name contains "bias" or "LayerNorm.weight", weight_decay for every other
+    parameter. This model names its LayerNorms ln1, ln2 and ln_f, so the
+    second pattern never matches: the embeddings, the positional embedding,
+    every LayerNorm gain and the perceiver's C are decayed too."""
+    named = list(model.named_parameters())
+    decayed = {name: not any(pattern in name for pattern in ("bias", "LayerNorm.weight")) for name, _ in named}
+    return [{"params": [p for name, p in named if decayed[name]], "weight_decay": weight_decay},
+            {"params": [p for name, p in named if not decayed[name]], "weight_decay": 0.0}]
 
 
 class Trainer:
@@ -104,7 +106,7 @@ class Trainer:
             model.to(self.device)
             self.optimizer = torch.optim.AdamW(optimizer_groups(model, config.weight_decay),
                                                lr=config.learning_rate, betas=config.betas)
-            self.batches = DataLoader(self.train_dataset, shuffle=True, batch_size=config.batch_size,
+            self.batches = DataLoader(self.train_dataset, batch_size=config.batch_size,  # in file order
                                       num_workers=config.num_workers)
         else:
             hooks.start(self)  # its device, optimizer and batches; a resumed run's state

@@ -1,9 +1,8 @@
 """
 The training batches of the stages, which FastTraining gives the student's Trainer.
 
-Epoch e visits the training set in the order of a permutation drawn from a
-generator seeded with seed + e (as torch's DistributedSampler draws it).
-With N processes, the global batch of B examples is the same B examples as
+Every epoch visits the training set in file order, as the course's trainer
+does (its DataLoader does not shuffle). With N processes, the global batch of B examples is the same B examples as
 in one process, split B/N to each: process r takes the examples at
 positions r, r + N, r + 2N, ... of each global batch. Every example is made
 with the random generators (python, numpy, torch) seeded from (seed, epoch,
@@ -57,20 +56,19 @@ class SeededExamples(Dataset):
 
 
 class ShardOrder(Sampler):
-    """(epoch, index) items of this process's share of epoch `epoch`, from batch `skip` on."""
+    """(epoch, index) items of this process's share of epoch `epoch`, in file order, from batch `skip` on."""
 
-    def __init__(self, size, batch_size, seed, rank, world):
-        self.size, self.batch_size, self.seed, self.rank, self.world = size, batch_size, seed, rank, world
+    def __init__(self, size, batch_size, rank, world):
+        self.size, self.batch_size, self.rank, self.world = size, batch_size, rank, world
         self.epoch, self.skip = 0, 0
 
     def __len__(self):
         return len(self.indices())
 
     def indices(self):
-        generator = torch.Generator().manual_seed(self.seed + self.epoch)
-        order = torch.randperm(self.size, generator=generator).tolist()
-        batches = [order[start:start + self.batch_size] for start in range(0, self.size, self.batch_size)]
-        return [index for batch in batches[self.skip:] for index in batch[self.rank::self.world]]
+        starts = range(self.skip * self.batch_size, self.size, self.batch_size)  # the global batches left
+        return [index for start in starts
+                for index in range(start, min(start + self.batch_size, self.size))[self.rank::self.world]]
 
     def __iter__(self):
         return iter([(self.epoch, index) for index in self.indices()])
@@ -88,7 +86,7 @@ class EpochBatches:
             raise ValueError(f"the last batch of an epoch holds {len(dataset) % batch_size} examples, fewer than "
                              f"the {world} processes: choose fewer processes")
         self.batches_an_epoch = math.ceil(len(dataset) / batch_size)
-        self.order = ShardOrder(len(dataset), batch_size, seed, rank, world)
+        self.order = ShardOrder(len(dataset), batch_size, rank, world)
         self.loader = DataLoader(SeededExamples(dataset, seed), batch_size=batch_size // world, sampler=self.order,
                                  collate_fn=collate_fn, num_workers=num_workers,
                                  persistent_workers=num_workers > 0, pin_memory=pin_memory,
