@@ -215,7 +215,7 @@ def recording_rates(rates):
 
 def short_run(dataset, tiny_config, seeded_random, vocab_size, hooks=True, num_workers=0, **steps_settings):
     """Two epochs of batches of 8 from the same seeds, with the stages' hooks (FastSteps, fused
-    AdamW, a shuffling DataLoader) or the student's plain loop; returns the trainer, its per-step
+    AdamW, a DataLoader in file order) or the student's plain loop; returns the trainer, its per-step
     losses, the model and the learning rate set after each step."""
     recorder, rates = LossRecorder(), []
     torch.manual_seed(3)
@@ -225,7 +225,7 @@ def short_run(dataset, tiny_config, seeded_random, vocab_size, hooks=True, num_w
     if hooks:
         steps = FastSteps(torch.device("cpu"), 8, "fp32", **steps_settings)
         config.hooks = FastTraining(torch.device("cpu"), steps, log_every=1, batches=lambda trainer: DataLoader(
-            dataset, shuffle=True, batch_size=8, num_workers=num_workers, collate_fn=steps.collate))
+            dataset, batch_size=8, num_workers=num_workers, collate_fn=steps.collate))
     trainer = Trainer(model, dataset, None, config)
     with seeded_random(5), unittest.mock.patch.object(trainer_module, "learning_rate", recording_rates(rates)):
         trainer.train()
@@ -234,7 +234,7 @@ def short_run(dataset, tiny_config, seeded_random, vocab_size, hooks=True, num_w
 
 def assert_same_run(one, other):
     """Two short runs: the same steps, tokens and learning rates exactly; the same loss at every
-    step and the same weights at the end within 1e-5."""
+    step and the same weights at the end within 1e-5 (the attention keys' biases within 1e-4)."""
     (trainer_a, losses_a, model_a, rates_a), (trainer_b, losses_b, model_b, rates_b) = one, other
     assert trainer_a.step == trainer_b.step == 10
     assert trainer_a.tokens == trainer_b.tokens == 72 * 63
@@ -242,8 +242,10 @@ def assert_same_run(one, other):
     assert len(set(rates_a)) == 10 and rates_a[0] < rates_a[1]  # warmup, then cosine
     assert losses_a == pytest.approx(losses_b, abs=1e-5)
     assert losses_a[-1] < losses_a[0]  # it learned
-    for p, q in zip(model_a.parameters(), model_b.parameters()):
-        torch.testing.assert_close(p, q, **EXACT)
+    for (name, p), q in zip(model_a.named_parameters(), model_b.parameters()):
+        # a key's bias adds q.b to every score of a query alike, which softmax ignores: its true gradient
+        # is 0, and Adam turns the rounding noise in its place into steps of either sign
+        torch.testing.assert_close(p, q, **(dict(atol=1e-4, rtol=0) if name.endswith("key.bias") else EXACT))
 
 
 @pytest.mark.parametrize("kind", ["names", "pretraining"])
@@ -319,11 +321,15 @@ def test_autocast_training_steps_run_on_cpu(names, tiny_config, precision, dtype
 
 def test_training_is_fp32_unless_a_half_precision_is_asked_for():
     """Kills bf16 or fp16 autocast by default: under bf16 the graded pretraining diverged on a GPU
-    (docs/gpu.md). On CUDA the default computes in fp32 with TF32 matrix products, no grad scaler."""
+    (docs/gpu.md). On CUDA the default computes in fp32 with TF32 matrix products, no grad scaler;
+    --precision fp32 turns TF32 off, and it is never on off CUDA."""
     steps = FastSteps(torch.device("cuda"), 32)
     assert steps.dtype is None and not steps.scaler.is_enabled() and steps.tf32
-    assert parse_args(["--function", "pretrain", "--variant", "vanilla"]).precision == "fp32"
+    assert parse_args(["--function", "pretrain", "--variant", "vanilla"]).precision == "tf32"
     assert FastSteps(torch.device("cuda"), 32, "bf16").dtype == torch.bfloat16
+    strict = FastSteps(torch.device("cuda"), 32, "fp32")
+    assert strict.dtype is None and not strict.tf32
+    assert not FastSteps(torch.device("cpu"), 32).tf32
 
 
 def test_tf32_is_allowed_inside_the_steps_only(names, tiny_config):

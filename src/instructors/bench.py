@@ -97,8 +97,8 @@ def parse_args():
     p.add_argument('--steps', type=positive, default=8, help="timed training steps per path and batch (after a warm-up)")
     p.add_argument('--dropout', type=probability, default=0.0,
                    help="dropout of the timed steps (graded: 0.1; with 0 both paths compute the same loss)")
-    p.add_argument('--precision', default='fp32', choices=['fp32', 'bf16', 'fp16'],
-                   help="the fast path's precision (fp32: the same numbers as the plain path)")
+    p.add_argument('--precision', default='tf32', choices=['tf32', 'fp32', 'bf16', 'fp16'],
+                   help="the fast path's precision (tf32, the stages' default, is fp32 off CUDA)")
     p.add_argument('--compile', action='store_true', help="torch.compile the fast path's model")
     p.add_argument('--length_groups', type=positive, help="the fast path's length groups (default: the trainer's)")
     p.add_argument('--questions', type=positive, default=500, help="dev questions to answer (the first N)")

@@ -41,9 +41,10 @@ def parse_args(argv):
     p.add_argument('--tb_expt_name', help="run name for the records (default <variant>_<function>)")
     p.add_argument('--experiments_dir', default='experiments', help="folder of the run records")
     p.add_argument('--device', default='auto', help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N or mps")
-    p.add_argument('--precision', default='fp32', choices=['fp32', 'bf16', 'fp16'],
-                   help="training precision (default fp32, with TF32 matrix products on CUDA; bf16 made the "
-                        "graded pretraining diverge on a GPU)")
+    p.add_argument('--precision', default='tf32', choices=['tf32', 'fp32', 'bf16', 'fp16'],
+                   help="training precision (default tf32: fp32 with TF32 matrix products on CUDA, the same as "
+                        "fp32 elsewhere; fp32: full fp32 products, as the course's code; bf16 made the graded "
+                        "pretraining diverge on a GPU)")
     p.add_argument('--compile', action='store_true', help="torch.compile the model for training")
     p.add_argument('--seed', type=int, help="the run's seed (default: drawn at random, or the recorded one "
                                             "with --resume; recorded in the run's seed.txt and the params)")

@@ -14,10 +14,11 @@ and runs the stage's callbacks (checkpoints, the duration estimate).
   and the same holds for the gradients; `tokens` still counts the uncut
   batch (B * T), so the learning-rate schedule is unchanged.
 - Fused AdamW on cuda and cpu.
-- On CUDA: TF32 matrix products; optionally torch.compile, and bf16 autocast
-  or fp16 autocast with a grad scaler. fp32 is the default: under bf16 the
-  graded vanilla pretraining (learning rate 6e-3) diverged on a GPU where
-  fp32's loss kept falling (docs/gpu.md).
+- On CUDA, with precision 'tf32' (the default): fp32 with TF32 matrix
+  products; 'fp32' computes them in full fp32, as the course's code does.
+  Optionally torch.compile, and bf16 autocast or fp16 autocast with a grad
+  scaler: under bf16 the graded vanilla pretraining (learning rate 6e-3)
+  diverged on a GPU where fp32's loss kept falling (docs/gpu.md).
 """
 
 import contextlib
@@ -100,20 +101,21 @@ def tf32_matmuls(enabled):
 
 def autocast_dtype(precision):
     """The dtype to autocast to for a precision setting; None for fp32."""
-    return {'fp32': None, 'bf16': torch.bfloat16, 'fp16': torch.float16}[precision]
+    return {'tf32': None, 'fp32': None, 'bf16': torch.bfloat16, 'fp16': torch.float16}[precision]
 
 
 class FastSteps:
     """
     The step and the batch collation of a fast run on `device`: batches cut into
-    length groups, autocast at `precision` ('fp32': none, 'bf16', 'fp16'),
+    length groups, autocast at `precision` ('tf32' and 'fp32': none, 'bf16',
+    'fp16'; on CUDA every precision but 'fp32' allows TF32 matrix products),
     a grad scaler for fp16, the model compiled if `compile`. Under several
     processes the model runs in DistributedDataParallel, and each process
     weights its groups by their share of the global batch's targets, so that
     DDP's average of the processes' gradients is the global batch's gradient.
     """
 
-    def __init__(self, device, batch_size, precision='fp32', compile=False, trim_padding=True, length_groups=None):
+    def __init__(self, device, batch_size, precision='tf32', compile=False, trim_padding=True, length_groups=None):
         self.device = device
         self.dtype = autocast_dtype(precision)
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.dtype == torch.float16)
@@ -121,7 +123,7 @@ class FastSteps:
         self.step_model = None  # the module the steps run: the trainer's model, or its compiled form
         groups = length_groups or default_length_groups(device, batch_size)
         self.collate = functools.partial(collate_batch, trim_padding=trim_padding, groups=groups)
-        self.tf32 = device.type == 'cuda'
+        self.tf32 = device.type == 'cuda' and precision != 'fp32'
 
     def batch_loss(self, model, groups, scale=1.0):
         """The batch's loss scale * sum_g share_g * loss_g (on the device), backpropagated group by
@@ -227,14 +229,14 @@ class FastTraining:
         self.tell(trainer, 'epoch_end')
 
 
-def run_config(student_config, device, precision='fp32', compile=False, processes=Processes(), seed=0,
+def run_config(student_config, device, precision='tf32', compile=False, processes=Processes(), seed=0,
                seeded_batches=True, **overrides):
     """
     A new TrainerConfig: the student's settings, then `overrides` (e.g. a
     smoke run's max_epochs), with FastTraining on `device` as its hooks:
     FastSteps, fused AdamW, and the seeded batches of this process
-    (batches.py; without seeded_batches, shuffled batches of a plain
-    DataLoader). The student's object is left as it is.
+    (batches.py; without seeded_batches, the batches of a plain DataLoader,
+    in file order as the seeded ones). The student's object is left as it is.
     """
     settings = {name: getattr(student_config, name) for name in dir(student_config) if not name.startswith('_')}
     settings.update(overrides)
@@ -242,7 +244,7 @@ def run_config(student_config, device, precision='fp32', compile=False, processe
 
     def batches(trainer):
         if not seeded_batches:
-            return DataLoader(trainer.train_dataset, shuffle=True, batch_size=settings['batch_size'],
+            return DataLoader(trainer.train_dataset, batch_size=settings['batch_size'],
                               num_workers=settings['num_workers'], collate_fn=steps.collate)
         return EpochBatches(trainer.train_dataset, settings['batch_size'], steps.collate, settings['num_workers'],
                             seed, processes.rank, processes.world, pin_memory=device.type == 'cuda')
