@@ -50,7 +50,7 @@ from runtime.params import checked_params, stamp, vocabulary_string
 from runtime.training.records import RunRecorder
 from runtime.seeds import record_seed, run_seed
 from runtime.training.duration import DurationEstimate
-from runtime.training.fast_training import run_config
+from runtime.training.fast_training import plug_into
 
 
 def build_model(args, vocab_size, size):
@@ -149,9 +149,10 @@ def run_identity(args, inputs, config, processes):
 
 
 def train(args, inputs, processes):
-    """Build the student's trainer (helper.pretrain or helper.finetune), run it with this run's
-    settings and callbacks (checkpoints; a duration estimate on a CPU), and let the student's
-    helper.train save the parameters, stamped; only the main process writes files."""
+    """Build the student's trainer (helper.pretrain or helper.finetune), plug the stages' training
+    into it with this run's settings and callbacks (checkpoints; a duration estimate on a CPU), and
+    let the student's helper.train run it and save the parameters, stamped; only the main process
+    writes files."""
     size, model = inputs.size, inputs.model
     run_dir = os.path.join(args.experiments_dir, run_name(args))
     checkpoint = os.path.join(run_dir, CHECKPOINT_NAME)
@@ -168,21 +169,21 @@ def train(args, inputs, processes):
         written(tconf, args.function, 'returned no TrainerConfig')
         written(trainer, args.function, 'returned no Trainer')
         try:
-            config = run_config(tconf, inputs.device, args.precision, args.compile, processes, args.seed,
-                                **training_overrides(args))
+            training = plug_into(trainer, inputs.device, args.precision, args.compile, processes, args.seed,
+                                 **training_overrides(args))
         except ValueError as error:
             raise InputError(str(error)) from None
-        identity = run_identity(args, inputs, config, processes)
+        identity = run_identity(args, inputs, trainer.config, processes)
         resume = read_checkpoint(checkpoint, identity) if args.resume else None
         if resume and recorder:
             recorder.resume_from(resume['step'])
         if recorder:
             record_seed(run_dir, args.seed)
-        with Checkpointer(checkpoint, identity, args.checkpoint_every, processes, resume) as checkpointer:
-            config.hooks.callbacks.append(checkpointer)  # Ctrl-C is the checkpointer's until training ends
+        with Checkpointer(checkpoint, identity, args.checkpoint_every, processes, resume,
+                          training.scaler) as checkpointer:
+            training.callbacks.append(checkpointer)  # Ctrl-C is the checkpointer's until training ends
             if inputs.device.type == 'cpu' and not args.configuration and processes.main:
-                config.hooks.callbacks.append(DurationEstimate())
-            trainer.config = config
+                training.callbacks.append(DurationEstimate())
             stamp(model, inputs.vocabulary, args.configuration, args.seed)
             started, first_step = time.monotonic(), resume['step'] if resume else 0
             if processes.main:

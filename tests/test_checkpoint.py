@@ -88,8 +88,7 @@ def test_a_checkpoint_holds_each_processs_own_generators(tmp_path, monkeypatch):
     monkeypatch.setattr(checkpoint.dist, "all_gather_object", lambda values, value: values.__setitem__(
         slice(None), [value, "rank 1's generators"]))
     model = torch.nn.Linear(1, 1)
-    trainer = types.SimpleNamespace(model=model, optimizer=torch.optim.AdamW(model.parameters()),
-                                    config=types.SimpleNamespace(hooks=None), tokens=0, step=1)
+    trainer = types.SimpleNamespace(model=model, optimizer=torch.optim.AdamW(model.parameters()), tokens=0, step=1)
     processes = types.SimpleNamespace(world=2, rank=0, main=True)
     ours = checkpoint.rng_states()
     with checkpoint.Checkpointer(str(tmp_path / "checkpoint.pt"), {}, 10, processes) as saver:

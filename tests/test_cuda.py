@@ -72,12 +72,11 @@ def test_the_fast_step_gives_the_plain_steps_loss_and_gradients(names, tiny_conf
 
 def losses_of_steps(names, tiny_config, precision, steps=4, **settings):
     """Losses of `steps` fast optimizer steps on one batch, from the same weights; and the FastSteps."""
-    trainer = fast_trainer(graded_width_model(names, tiny_config), batch_size=32, precision=precision, device=DEVICE,
-                           **settings)
-    fast = trainer.config.hooks.steps
+    trainer, fast = fast_trainer(graded_width_model(names, tiny_config), batch_size=32, precision=precision,
+                                 device=DEVICE, **settings)
     batch = fast.collate([names[i] for i in range(32)])
     trainer.model.train()
-    return [float(fast(trainer, batch)[0]) for _ in range(steps)], fast
+    return [float(trainer.train_step(batch)[0]) for _ in range(steps)], fast
 
 
 def test_fp16_trains_with_its_grad_scaler(names, tiny_config):

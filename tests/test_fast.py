@@ -137,12 +137,13 @@ def names(corpus, pretraining):
 
 
 def fast_trainer(model, dataset=None, batch_size=64, precision="fp32", compile=False, device="cpu", **steps_settings):
-    """A Trainer on `device` with the stages' fast hooks, started (device, optimizer) for stepping by hand."""
+    """A Trainer on `device` with the stages' fast training plugged in and started (the optimizer and
+    the step put in, as train() has them), for stepping by hand; and its FastSteps."""
     steps = FastSteps(torch.device(device), batch_size, precision, compile, **steps_settings)
-    hooks = FastTraining(torch.device(device), steps, batches=lambda trainer: None)
-    trainer = Trainer(model, dataset, None, TrainerConfig(learning_rate=1e-3, batch_size=batch_size, hooks=hooks))
-    hooks.start(trainer)
-    return trainer
+    trainer = Trainer(model.to(device), dataset, None, TrainerConfig(learning_rate=1e-3, batch_size=batch_size))
+    FastTraining(torch.device(device), steps, batches=lambda trainer: None).attach(trainer)
+    trainer.trigger_callbacks('on_train_start')
+    return trainer, steps
 
 
 def test_length_groups_partition_the_rows_and_cut_each_after_its_last_target(names):
@@ -213,20 +214,20 @@ def recording_rates(rates):
     return lambda config, tokens: rates.append(schedule(config, tokens)) or rates[-1]
 
 
-def short_run(dataset, tiny_config, seeded_random, vocab_size, hooks=True, num_workers=0, **steps_settings):
-    """Two epochs of batches of 8 from the same seeds, with the stages' hooks (FastSteps, fused
-    AdamW, a DataLoader in file order) or the student's plain loop; returns the trainer, its per-step
-    losses, the model and the learning rate set after each step."""
+def short_run(dataset, tiny_config, seeded_random, vocab_size, fast=True, num_workers=0, **steps_settings):
+    """Two epochs of batches of 8 from the same seeds, with the stages' training plugged in (FastSteps,
+    fused AdamW, a DataLoader in file order) or the student's plain loop; returns the trainer, its
+    per-step losses, the model and the learning rate set after each step."""
     recorder, rates = LossRecorder(), []
     torch.manual_seed(3)
     model = GPT(tiny_config(vocab_size, 64, n_layer=2))
     config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=3e-3, lr_decay=True, warmup_tokens=1000,
                            final_tokens=6000, writer=recorder, num_workers=num_workers)
-    if hooks:
-        steps = FastSteps(torch.device("cpu"), 8, "fp32", **steps_settings)
-        config.hooks = FastTraining(torch.device("cpu"), steps, log_every=1, batches=lambda trainer: DataLoader(
-            dataset, batch_size=8, num_workers=num_workers, collate_fn=steps.collate))
     trainer = Trainer(model, dataset, None, config)
+    if fast:
+        steps = FastSteps(torch.device("cpu"), 8, "fp32", **steps_settings)
+        FastTraining(torch.device("cpu"), steps, log_every=1, batches=lambda trainer: DataLoader(
+            dataset, batch_size=8, num_workers=num_workers, collate_fn=steps.collate)).attach(trainer)
     with seeded_random(5), unittest.mock.patch.object(trainer_module, "learning_rate", recording_rates(rates)):
         trainer.train()
     return trainer, recorder.losses, model, rates
@@ -249,11 +250,11 @@ def assert_same_run(one, other):
 
 
 @pytest.mark.parametrize("kind", ["names", "pretraining"])
-def test_the_stages_hooks_train_as_the_plain_loop(kind, names, pretraining, tiny_config, seeded_random):
-    """The student's trainer with no hooks (whole batches, PyTorch's default AdamW) and with the
-    stages' hooks (length groups, fused AdamW), on the same batch order: the same run."""
+def test_the_stages_training_trains_as_the_plain_loop(kind, names, pretraining, tiny_config, seeded_random):
+    """The student's plain loop (whole batches, PyTorch's default AdamW) and the same trainer with the
+    stages' training plugged in (length groups, fused AdamW), on the same batch order: the same run."""
     dataset = torch.utils.data.Subset(names if kind == "names" else pretraining, range(36))
-    plain = short_run(dataset, tiny_config, seeded_random, len(names.stoi), hooks=False)
+    plain = short_run(dataset, tiny_config, seeded_random, len(names.stoi), fast=False)
     fast = short_run(dataset, tiny_config, seeded_random, len(names.stoi), length_groups=4)
     assert fast[0].optimizer.defaults['fused'] is True and not plain[0].optimizer.defaults['fused']
     assert_same_run(plain, fast)
@@ -294,26 +295,26 @@ def test_loader_workers_train_as_the_main_process(names, tiny_config, seeded_ran
 # ---------------------------------------------------------------- CUDA switches, on this CPU
 
 def steps_at_precision(names, tiny_config, precision, steps=3, **settings):
-    """Losses of `steps` steps on one batch from the same weights, and the dtype the head computed in."""
+    """Losses of `steps` steps on one batch from the same weights, the dtype the head computed in, the
+    trainer and its FastSteps."""
     torch.manual_seed(0)
     model = GPT(tiny_config(len(names.stoi), 64, n_layer=2))
     seen = []
     model.head.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
-    trainer = fast_trainer(model, precision=precision, **settings)
+    trainer, fast = fast_trainer(model, precision=precision, **settings)
     model.train()
-    hooks = trainer.config.hooks
-    batch = hooks.steps.collate([names[i] for i in range(16)])
-    return [float(hooks.step(trainer, batch)[0]) for _ in range(steps)], seen[0], trainer
+    batch = fast.collate([names[i] for i in range(16)])
+    return [float(trainer.train_step(batch)[0]) for _ in range(steps)], seen[0], trainer, fast
 
 
 @pytest.mark.parametrize("precision, dtype", [("bf16", torch.bfloat16), ("fp16", torch.float16)])
 def test_autocast_training_steps_run_on_cpu(names, tiny_config, precision, dtype):
     """bf16 autocast, and fp16 autocast with a grad scaler, train on the CPU: the head computes in
     the half dtype, the losses are finite and within 2% of fp32's at each of 3 steps."""
-    exact, exact_dtype, _ = steps_at_precision(names, tiny_config, "fp32")
-    half, half_dtype, trainer = steps_at_precision(names, tiny_config, precision)
+    exact, exact_dtype, _, _ = steps_at_precision(names, tiny_config, "fp32")
+    half, half_dtype, _, fast = steps_at_precision(names, tiny_config, precision)
     assert exact_dtype == torch.float32 and half_dtype == dtype
-    assert trainer.config.hooks.scaler.is_enabled() == (precision == "fp16")
+    assert fast.scaler.is_enabled() == (precision == "fp16")
     assert all(math.isfinite(loss) for loss in half)
     assert half == pytest.approx(exact, rel=0.02)
     assert half[-1] < half[0]
@@ -353,9 +354,9 @@ def test_compiled_model_trains_as_the_eager_one(names, tiny_config):
     if not any(shutil.which(compiler) for compiler in (os.environ.get("CXX", "c++"), "g++", "clang++")):
         pytest.skip("torch.compile needs a C++ compiler on the CPU, and this machine has none")
     settings = dict(trim_padding=False)
-    eager, _, _ = steps_at_precision(names, tiny_config, "fp32", steps=2, **settings)
-    compiled, _, trainer = steps_at_precision(names, tiny_config, "fp32", steps=2, compile=True, **settings)
-    assert trainer.config.hooks.steps.step_model is not trainer.model
+    eager, _, _, _ = steps_at_precision(names, tiny_config, "fp32", steps=2, **settings)
+    compiled, _, trainer, fast = steps_at_precision(names, tiny_config, "fp32", steps=2, compile=True, **settings)
+    assert fast.step_model is not trainer.model
     assert compiled == pytest.approx(eager, abs=1e-5)
 
 

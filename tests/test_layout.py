@@ -152,13 +152,42 @@ def definitions(name):
     return found
 
 
-def test_the_students_trainer_is_minGPTs_with_writer_and_hooks():
+def test_the_students_trainer_is_minGPTs_with_a_writer_and_callbacks():
+    """minGPT's TrainerConfig and a writer; a Trainer with minGPT's callbacks (add_callback,
+    trigger_callbacks) as its one plug-in point and a replaceable train_step."""
     trainer = definitions("trainer.py")
     assert set(trainer) == {"TrainerConfig", "Trainer", "learning_rate", "optimizer_groups"}
     fields = trainer["TrainerConfig"] - {"__init__"}
     assert MINGPT_TRAINER_FIELDS <= fields and len(fields - MINGPT_TRAINER_FIELDS) <= 3
-    assert fields - MINGPT_TRAINER_FIELDS == {"writer", "hooks"}
-    assert trainer["Trainer"] == {"__init__", "save_checkpoint", "test_loss", "train"}
+    assert fields - MINGPT_TRAINER_FIELDS == {"writer"}
+    assert trainer["Trainer"] == {"__init__", "add_callback", "trigger_callbacks", "save_checkpoint", "test_loss",
+                                  "train_step", "train"}
+
+
+def method(tree, class_name, name):
+    """The ast of method `name` of class `class_name` in a module's tree."""
+    (found,) = [item for node in tree.body if isinstance(node, ast.ClassDef) and node.name == class_name
+                for item in node.body if isinstance(item, ast.FunctionDef) and item.name == name]
+    return found
+
+
+def test_the_students_trainer_is_one_loop_that_calls_its_callbacks_and_nothing_else_of_the_stages():
+    """Kills a second loop through train() and a call out to anything of the trainer but its own
+    step, test loss, checkpoint and callbacks: train() is one loop over the epochs around one loop
+    over the batches, each step through self.train_step, and it triggers the three events in order."""
+    tree = ast.parse((SRC / "submission" / "trainer.py").read_text(encoding="utf-8"))
+    train = method(tree, "Trainer", "train")
+    epochs = [node for node in train.body if isinstance(node, (ast.For, ast.While))]
+    assert len(epochs) == 1
+    batches = [node for node in epochs[0].body if isinstance(node, (ast.For, ast.While))]
+    assert len(batches) == 1
+    calls = [node.func.attr for node in ast.walk(train) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+             and node.func.value.id == "self"]
+    assert set(calls) == {"test_loss", "save_checkpoint", "train_step", "trigger_callbacks"}
+    triggers = sorted((node.lineno, node.args[0].value) for node in ast.walk(train) if isinstance(node, ast.Call)
+                      and isinstance(node.func, ast.Attribute) and node.func.attr == "trigger_callbacks")
+    assert [event for _, event in triggers] == ["on_train_start", "on_batch_end", "on_epoch_end"]
 
 
 def test_each_attention_layer_is_one_class_with_one_forward():

@@ -220,7 +220,8 @@ def sigint_kept():
 
 
 def toy_trainer():
-    """What a Checkpointer reads and sets of a Trainer: a model, an optimizer, a scaler, counters, a loader."""
+    """What a Checkpointer reads and sets of a Trainer: a model, an optimizer, counters, a loader; and,
+    as `scaler`, a grad scaler for the Checkpointer."""
     model = torch.nn.Linear(2, 1)
     optimizer = torch.optim.AdamW(model.parameters(), lr=0.5)
     model(torch.ones(1, 2)).sum().backward()
@@ -229,16 +230,15 @@ def toy_trainer():
     scaler.load_state_dict = lambda state: scaler.state.update(loaded=state)
     loader = types.SimpleNamespace(position=3, start_at=lambda epoch, position: started.append((epoch, position)))
     started = []
-    hooks = types.SimpleNamespace(scaler=scaler)
-    return types.SimpleNamespace(model=model, optimizer=optimizer, config=types.SimpleNamespace(hooks=hooks),
+    return types.SimpleNamespace(model=model, optimizer=optimizer, scaler=scaler,
                                  tokens=100, step=6, epoch=2, batches=loader, lr=None, started=started)
 
 
 def test_a_checkpoint_is_saved_every_so_many_steps_and_each_epoch(tmp_path, sigint_kept):
     """Kills a save missed or made at the wrong step, epoch or position."""
     path = tmp_path / "checkpoint.pt"
-    saver = checkpoint.Checkpointer(str(path), IDENTITY, 3, ONE_PROCESS)
     trainer = toy_trainer()
+    saver = checkpoint.Checkpointer(str(path), IDENTITY, 3, ONE_PROCESS, scaler=trainer.scaler)
     trainer.step = 5
     saver(trainer, 'step')
     assert not path.exists()
@@ -251,8 +251,7 @@ def test_a_checkpoint_is_saved_every_so_many_steps_and_each_epoch(tmp_path, sigi
     state = torch.load(path, weights_only=False)
     assert (state['epoch'], state['position']) == (3, 0)
     saver(trainer, 'start')  # nothing to resume
-    trainer.config.hooks = types.SimpleNamespace()  # hooks without a grad scaler
-    saver(trainer, 'epoch_end')
+    checkpoint.Checkpointer(str(path), IDENTITY, 3, ONE_PROCESS)(trainer, 'epoch_end')  # a run without a scaler
     assert torch.load(path, weights_only=False)['scaler'] is None
 
 
@@ -272,7 +271,7 @@ def test_a_resume_restores_every_part_of_the_run(tmp_path, sigint_kept):
     """Kills a part of the state left out of the resume."""
     path = tmp_path / "checkpoint.pt"
     trainer = toy_trainer()
-    checkpoint.Checkpointer(str(path), IDENTITY, 1, ONE_PROCESS).save(trainer, 4, 7)
+    checkpoint.Checkpointer(str(path), IDENTITY, 1, ONE_PROCESS, scaler=trainer.scaler).save(trainer, 4, 7)
     drawn = random.random(), float(np.random.rand()), float(torch.rand(1))
     fresh = toy_trainer()
     with torch.no_grad():
@@ -281,11 +280,11 @@ def test_a_resume_restores_every_part_of_the_run(tmp_path, sigint_kept):
     fresh.optimizer.param_groups[0]['lr'] = 0.25
     resume = checkpoint.read_checkpoint(str(path), IDENTITY)
     fresh.optimizer.param_groups[0]['lr'] = 0.125
-    checkpoint.Checkpointer(str(path), IDENTITY, 1, ONE_PROCESS, resume)(fresh, 'start')
+    checkpoint.Checkpointer(str(path), IDENTITY, 1, ONE_PROCESS, resume, fresh.scaler)(fresh, 'start')
     assert torch.equal(fresh.model.weight, trainer.model.weight)
     assert fresh.optimizer.state_dict()['state'][0]['step'] == 1 and fresh.lr == 0.5
     assert (fresh.tokens, fresh.step, fresh.epoch, fresh.started) == (100, 6, 4, [(4, 7)])
-    assert fresh.config.hooks.scaler.state['loaded'] == {'scale': 8.0}
+    assert fresh.scaler.state['loaded'] == {'scale': 8.0}
     assert (random.random(), float(np.random.rand()), float(torch.rand(1))) == drawn
 
 

@@ -36,7 +36,7 @@ import torch
 from submission import CharCorruptionDataset, GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
 
 from runtime.decoding import predict_places
-from runtime.training.fast_training import run_config
+from runtime.training.fast_training import plug_into
 
 from .worldgen import write_world
 
@@ -147,24 +147,25 @@ def runs(args):
              'perceiver', True, args.perceiver_finetune_epochs))
 
 
-def trainer_config(args, epochs, batch_size, learning_rate, examples):
-    """The assignment's schedule (warmup, then cosine decay that ends with the last epoch), with the stages' fast steps."""
+def train_on(args, model, dataset, epochs, batch_size, learning_rate):
+    """Train with the assignment's schedule (warmup, then cosine decay that ends with the last epoch) and the
+    stages' fast steps."""
     config = TrainerConfig(max_epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, lr_decay=True,
-                           warmup_tokens=WARMUP_TOKENS, final_tokens=epochs * examples * args.block_size,
+                           warmup_tokens=WARMUP_TOKENS, final_tokens=epochs * len(dataset) * args.block_size,
                            num_workers=0)
-    return run_config(config, torch.device(args.device), seeded_batches=False)
+    trainer = Trainer(model, dataset, None, config)
+    plug_into(trainer, torch.device(args.device), seeded_batches=False)
+    trainer.train()
 
 
 def pretrain(args, model, corpus):
     print(f"pretraining: {args.pretrain_epochs} epochs of span corruption on {len(corpus)} biographies")
-    config = trainer_config(args, args.pretrain_epochs, args.pretrain_batch_size, args.pretrain_lr, len(corpus))
-    Trainer(model, corpus, None, config).train()
+    train_on(args, model, corpus, args.pretrain_epochs, args.pretrain_batch_size, args.pretrain_lr)
 
 
 def finetune(args, model, questions, epochs):
     print(f"finetuning: {epochs} epochs on {len(questions)} questions")
-    config = trainer_config(args, epochs, args.finetune_batch_size, args.finetune_lr, len(questions))
-    Trainer(model, questions, None, config).train()
+    train_on(args, model, questions, epochs, args.finetune_batch_size, args.finetune_lr)
 
 
 def score(model, pairs, corpus, device):

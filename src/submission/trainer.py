@@ -1,9 +1,13 @@
 """
-Simple training loop; Boilerplate that could apply to any arbitrary neural network,
-so nothing in this file really has anything to do with GPT specifically.
+A plain training loop for any model whose forward(x, y) returns (logits, loss);
+nothing in it is particular to GPT.
+Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
 
-Learning rate schedule, with `tokens` the number of target positions seen so
-far (every position of every batch, PAD included) and lr_0 the base rate:
+Each step takes one batch (x, y), backpropagates the loss, clips the norm of
+the gradient to grad_norm_clip and takes an AdamW step. With lr_decay the
+learning rate follows this schedule, where `tokens` counts the target
+positions seen so far (every position of every batch, PAD included) and lr_0
+is the base rate:
 
     tokens <  warmup:  lr = lr_0 * tokens / warmup
     tokens >= warmup:  progress = (tokens - warmup) / (final - warmup)
@@ -13,10 +17,13 @@ progress is not clamped, so past final_tokens the rate rises again. As in
 minGPT, the rate is set after each step for the next one, so the first step
 runs at the base rate.
 
-With config.hooks left at None, train() is the plain loop below. src/run.py
-sets hooks to the stages' faster training (src/runtime/training/), which
-makes the batches and takes each step, computing the same numbers, and runs
-what a stage needs around them (checkpoints, records).
+Callbacks, added with Trainer.add_callback(event, callback), are called with
+the trainer at three events:
+    'on_train_start'  the model is on self.device, self.optimizer and
+                      self.batches are made; a callback may put in others,
+                      or another self.train_step
+    'on_batch_end'    after each step and its learning-rate update
+    'on_epoch_end'    after the epoch's checkpoint
 """
 
 import math
@@ -45,7 +52,6 @@ class TrainerConfig:
     ckpt_path = None
     num_workers = 0  # for DataLoader
     writer = None  # anything with add_scalar(tag, value, step), e.g. a TensorBoard SummaryWriter
-    hooks = None  # the stages' faster training; None: the plain loop of Trainer.train
 
     def __init__(self, **kwargs):
         for k, v in kwargs.items():
@@ -82,10 +88,23 @@ class Trainer:
         self.test_dataset = test_dataset
         self.config = config
         self.device = pick_device()
+        self.callbacks = {}  # event -> the callbacks called at it, in the order they were added
+        self.report_every = 1  # steps between progress reports (reading the loss waits for the device)
+        # the state of a run: set by train() and its callbacks
+        self.optimizer = None
+        self.batches = None
         self.tokens = 0  # counter used for learning rate decay
         self.step = 0
         self.epoch = 0
         self.lr = config.learning_rate
+
+    def add_callback(self, event, callback):
+        """Call callback(trainer) at `event`, after the callbacks added to it before."""
+        self.callbacks.setdefault(event, []).append(callback)
+
+    def trigger_callbacks(self, event):
+        for callback in self.callbacks.get(event, []):
+            callback(self)
 
     def save_checkpoint(self):
         if self.config.ckpt_path is not None:
@@ -100,16 +119,24 @@ class Trainer:
         losses = [self.model(x.to(self.device), y.to(self.device))[1] for x, y in loader]
         return float(torch.stack(losses).mean())
 
+    def train_step(self, batch):
+        """One optimizer step on a batch (x, y) of (B, T) ids each; returns the loss and the B * T positions."""
+        x, y = (t.to(self.device) for t in batch)
+        logits, loss = self.model(x, y)  # forward
+        self.model.zero_grad(set_to_none=True)
+        loss.backward()  # backward
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_norm_clip)
+        self.optimizer.step()  # update
+        return loss, y.numel()
+
     def train(self):
-        model, config, hooks = self.model, self.config, self.config.hooks
-        if hooks is None:
-            model.to(self.device)
-            self.optimizer = torch.optim.AdamW(optimizer_groups(model, config.weight_decay),
-                                               lr=config.learning_rate, betas=config.betas)
-            self.batches = DataLoader(self.train_dataset, batch_size=config.batch_size,  # in file order
-                                      num_workers=config.num_workers)
-        else:
-            hooks.start(self)  # its device, optimizer and batches; a resumed run's state
+        model, config = self.model, self.config
+        model.to(self.device)
+        self.optimizer = torch.optim.AdamW(optimizer_groups(model, config.weight_decay),
+                                           lr=config.learning_rate, betas=config.betas)
+        self.batches = DataLoader(self.train_dataset, batch_size=config.batch_size,  # in file order
+                                  num_workers=config.num_workers)
+        self.trigger_callbacks('on_train_start')
         start = time.time()
 
         for epoch in range(self.epoch, config.max_epochs):
@@ -117,16 +144,7 @@ class Trainer:
             model.train()
             pbar = tqdm(enumerate(self.batches), total=len(self.batches))
             for it, batch in pbar:
-                if hooks is None:
-                    x, y = (t.to(self.device) for t in batch)  # (B, T) each
-                    logits, loss = model(x, y)  # forward
-                    model.zero_grad(set_to_none=True)
-                    loss.backward()  # backward
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_norm_clip)
-                    self.optimizer.step()  # update
-                    positions = y.numel()
-                else:
-                    loss, positions = hooks.step(self, batch)
+                loss, positions = self.train_step(batch)
                 self.step += 1
 
                 # decay the learning rate based on our progress
@@ -134,11 +152,10 @@ class Trainer:
                 self.lr = learning_rate(config, self.tokens)
                 for param_group in self.optimizer.param_groups:
                     param_group['lr'] = self.lr
-                if hooks is not None:
-                    hooks.stepped(self)
+                self.trigger_callbacks('on_batch_end')
 
-                # report progress (the hooks read the loss back from the device only every few steps)
-                if hooks is None or hooks.reports(it, len(self.batches)):
+                # report progress, every report_every steps and at the end of the epoch
+                if it % self.report_every == 0 or it == len(self.batches) - 1:
                     loss_value = loss.item()
                     pbar.set_description(f"epoch {epoch + 1}/{config.max_epochs} iter {it}: "
                                          f"train loss {loss_value:.5f}. lr {self.lr:e}")
@@ -150,5 +167,4 @@ class Trainer:
             if self.test_dataset is not None:
                 print("test loss: %f" % self.test_loss())
             self.save_checkpoint()
-            if hooks is not None:
-                hooks.epoch_ended(self)
+            self.trigger_callbacks('on_epoch_end')

@@ -99,11 +99,13 @@ def read_checkpoint(path, identity):
 
 
 class Checkpointer:
-    """The Trainer callback described above; `resume` is a checkpoint read by read_checkpoint, or None.
-    It handles Ctrl-C from its making until it is closed (or its `with` block ends)."""
+    """The Trainer callback described above; `resume` is a checkpoint read by read_checkpoint, or None;
+    `scaler` the run's grad scaler, or None. It handles Ctrl-C from its making until it is closed (or
+    its `with` block ends)."""
 
-    def __init__(self, path, identity, every, processes, resume=None):
+    def __init__(self, path, identity, every, processes, resume=None, scaler=None):
         self.path, self.identity, self.every, self.processes, self.resume = path, identity, every, processes, resume
+        self.scaler = scaler
         self.interrupted = False
         self.former_handler = signal.signal(signal.SIGINT, self.interrupt)
 
@@ -145,10 +147,9 @@ class Checkpointer:
         rngs = every_process(rng_states(), self.processes)
         if not self.processes.main:
             return
-        scaler = getattr(trainer.config.hooks, 'scaler', None)
         save_atomically({'identity': self.identity, 'model': trainer.model.state_dict(),
                          'optimizer': trainer.optimizer.state_dict(),
-                         'scaler': scaler.state_dict() if scaler is not None else None,
+                         'scaler': self.scaler.state_dict() if self.scaler is not None else None,
                          'tokens': trainer.tokens, 'step': trainer.step, 'epoch': epoch, 'position': position,
                          'rng': rngs}, self.path)
 
@@ -156,7 +157,7 @@ class Checkpointer:
         trainer.model.load_state_dict(state['model'])
         trainer.optimizer.load_state_dict(state['optimizer'])
         if state['scaler'] is not None:
-            trainer.config.hooks.scaler.load_state_dict(state['scaler'])
+            self.scaler.load_state_dict(state['scaler'])
         trainer.tokens, trainer.step, trainer.epoch = state['tokens'], state['step'], state['epoch']
         trainer.lr = trainer.optimizer.param_groups[0]['lr']
         trainer.batches.start_at(state['epoch'], state['position'])

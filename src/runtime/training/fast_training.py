@@ -1,8 +1,8 @@
 """
-The stages' training: the student's Trainer with FastTraining as its
-TrainerConfig.hooks, which makes the batches and takes each step, computing
-the same loss and gradients as the plain loop up to floating-point rounding,
-and runs the stage's callbacks (checkpoints, the duration estimate).
+The stages' training: the student's Trainer, with FastTraining plugged into
+its callbacks, which makes the batches and takes each step, computing the
+same loss and gradients as the plain loop up to floating-point rounding, and
+runs the stage's own callbacks (checkpoints, the duration estimate).
 
 - Length groups: the rows of a batch are sorted by their last non-PAD
   target and cut into groups, each cut after its own last target column.
@@ -29,7 +29,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data.dataloader import DataLoader, default_collate
 
-from submission.trainer import TrainerConfig, optimizer_groups
+from submission.trainer import optimizer_groups
 
 from .batches import EpochBatches
 from .distributed import Processes
@@ -186,12 +186,13 @@ def fused_adamw(param_groups, config, device):
 
 class FastTraining:
     """
-    The hooks of the student's Trainer for a fast run on `device`: it puts the
-    model there, makes fused AdamW and the batches (`batches(trainer)`),
-    takes each step with `steps` (a FastSteps), reads the loss back every
-    `log_every` steps, and tells each of `callbacks` (callback(trainer,
-    event)) of the events 'start' (the optimizer and batches are made: a
-    resume restores here), 'step' and 'epoch_end'.
+    The stages' training of a student's Trainer on `device`, plugged in
+    through the trainer's callbacks (attach). At 'on_train_start' it puts in
+    fused AdamW, the batches (`batches(trainer)`) and the step of `steps` (a
+    FastSteps), and has the loss read back every `log_every` steps. It tells
+    each of `callbacks` (callback(trainer, event)) of the events 'start' (the
+    optimizer and batches are made: a resume restores here), 'step' (after
+    the trainer's 'on_batch_end') and 'epoch_end'.
     """
 
     def __init__(self, device, steps, batches, log_every=10, callbacks=()):
@@ -203,50 +204,49 @@ class FastTraining:
         """The steps' gradient scaler (saved with a checkpoint)."""
         return self.steps.scaler
 
+    def attach(self, trainer):
+        """Plug into `trainer`, which then trains on this device; returns self."""
+        trainer.device = self.device
+        trainer.add_callback('on_train_start', self.start)
+        trainer.add_callback('on_batch_end', functools.partial(self.tell, event='step'))
+        trainer.add_callback('on_epoch_end', functools.partial(self.tell, event='epoch_end'))
+        return self
+
     def tell(self, trainer, event):
         for callback in self.callbacks:
             callback(trainer, event)
 
     def start(self, trainer):
-        trainer.device = self.device
-        trainer.model.to(self.device)
         trainer.optimizer = fused_adamw(optimizer_groups(trainer.model, trainer.config.weight_decay), trainer.config,
                                         self.device)
         trainer.batches = self.batches(trainer)
+        trainer.train_step = functools.partial(self.steps, trainer)
+        trainer.report_every = self.log_every
         self.tell(trainer, 'start')
 
-    def step(self, trainer, batch):
-        return self.steps(trainer, batch)
 
-    def stepped(self, trainer):
-        self.tell(trainer, 'step')
-
-    def reports(self, it, batches):
-        """Whether to read the loss of step `it` of an epoch of `batches` back from the device."""
-        return it % self.log_every == 0 or it == batches - 1
-
-    def epoch_ended(self, trainer):
-        self.tell(trainer, 'epoch_end')
-
-
-def run_config(student_config, device, precision='tf32', compile=False, processes=Processes(), seed=0,
-               seeded_batches=True, **overrides):
+def plug_into(trainer, device, precision='tf32', compile=False, processes=Processes(), seed=0, seeded_batches=True,
+              **overrides):
     """
-    A new TrainerConfig: the student's settings, then `overrides` (e.g. a
-    smoke run's max_epochs), with FastTraining on `device` as its hooks:
+    The FastTraining on `device` of the student's `trainer`, attached to it:
     FastSteps, fused AdamW, and the seeded batches of this process
     (batches.py; without seeded_batches, the batches of a plain DataLoader,
-    in file order as the seeded ones). The student's object is left as it is.
+    in file order as the seeded ones). `overrides` (e.g. a smoke run's
+    max_epochs) are set on the trainer's config; nothing else of it changes.
     """
-    settings = {name: getattr(student_config, name) for name in dir(student_config) if not name.startswith('_')}
-    settings.update(overrides)
-    steps = FastSteps(device, settings['batch_size'] // processes.world, precision, compile)
+    if not callable(getattr(trainer, 'add_callback', None)):
+        raise ValueError("the Trainer has no add_callback, where the stages plug their training in: "
+                         "src/submission/trainer.py is not the starter's")
+    config = trainer.config
+    for name, value in overrides.items():
+        setattr(config, name, value)
+    steps = FastSteps(device, config.batch_size // processes.world, precision, compile)
 
     def batches(trainer):
         if not seeded_batches:
-            return DataLoader(trainer.train_dataset, batch_size=settings['batch_size'],
-                              num_workers=settings['num_workers'], collate_fn=steps.collate)
-        return EpochBatches(trainer.train_dataset, settings['batch_size'], steps.collate, settings['num_workers'],
+            return DataLoader(trainer.train_dataset, batch_size=config.batch_size, num_workers=config.num_workers,
+                              collate_fn=steps.collate)
+        return EpochBatches(trainer.train_dataset, config.batch_size, steps.collate, config.num_workers,
                             seed, processes.rank, processes.world, pin_memory=device.type == 'cuda')
 
-    return TrainerConfig(**dict(settings, hooks=FastTraining(device, steps, batches)))
+    return FastTraining(device, steps, batches).attach(trainer)
