@@ -9,8 +9,10 @@ forced release work on copies or on releases of their own.
 """
 
 import ast
+import inspect
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -21,10 +23,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from instructors.release import regions
+from assignment.facts import BLOCK_SIZE, GRADED_TRAINING, TRUNCATION_BOUNDS
+from instructors.release import checks, regions
 from stages import collect_submission
 from runtime.params import stamp
-from submission import GPT, GPTConfig
+from submission import GPT, CharCorruptionDataset, GPTConfig, TrainerConfig, helper
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = REPO / "src" / "submission"
@@ -205,6 +208,51 @@ def test_the_solution_has_the_regions_the_handout_names():
     assert (counts["helper.py"], counts["dataset.py"], counts["model.py"]) == (5, 1, 4)
 
 
+def settings_rows(docstring):
+    """{TrainerConfig field: the words of its row} of the settings table in a docstring."""
+    rows = {}
+    for line in docstring.splitlines():
+        words = line.split()
+        if words and words[0] in vars(TrainerConfig):
+            rows[words[0]] = words[1:]
+    return rows
+
+
+def test_the_span_corruption_spec_states_both_editions_bounds_and_lengths():
+    """Kills a spec of one edition only: the docstring's bounds are the facts' two, each with its
+    edition, either accepted; the solution's bound is one of them; x and y of either length."""
+    spec = " ".join(CharCorruptionDataset.__doc__.split())
+    stated = {int(BLOCK_SIZE * int(a) / int(b)) for a, b in re.findall(r"int\(block_size \* (\d)/(\d)\)", spec)}
+    assert stated == set(TRUNCATION_BOUNDS)
+    assert ("The bound is int(block_size * 7/8) in the Fall 2023 edition and int(block_size * 3/4) in the 2024 "
+            "editions (Winter, Spring, Fall); either is accepted.") in spec
+    (used,) = re.findall(r"int\(self\.block_size \* (\d) / (\d)\)", regions.regions(solution_sources()["dataset.py"])[0])
+    assert int(BLOCK_SIZE * int(used[0]) / int(used[1])) in TRUNCATION_BOUNDS
+    assert "LongTensors of block_size - 1 ids" in spec and "x and y of block_size ids" in spec
+    assert "either length is accepted" in spec
+
+
+@pytest.mark.parametrize("function, stages", [
+    ("finetune", ("finetune_without_pretraining", "finetune_with_pretraining")), ("pretrain", ("pretrain",))])
+def test_the_helpers_state_the_handouts_trainer_settings_and_both_editions_workers(function, stages):
+    """Kills a setting of the docstrings' tables other than the handout's (facts.GRADED_TRAINING),
+    a default learning rate other than the handout's, or num_workers stated for one edition only."""
+    docstring = getattr(helper, function).__doc__
+    rows = settings_rows(docstring)
+    for field in ("max_epochs", "batch_size", "lr_decay"):
+        assert rows[field] == [str(GRADED_TRAINING[stage][field]) for stage in stages], field
+    assert [eval(value) for value in rows["warmup_tokens"]] == [GRADED_TRAINING[stage]["warmup_tokens"]
+                                                                 for stage in stages]
+    rate = {"finetune": "finetune_lr", "pretrain": "pretrain_lr"}[function]
+    assert rows["learning_rate"] == [rate] * len(stages)
+    assert inspect.signature(getattr(helper, function)).parameters[rate].default == \
+        GRADED_TRAINING[stages[0]]["learning_rate"]
+    assert rows["final_tokens"][0].rstrip(",") == "200*len(pretrain_dataset)*block_size"
+    workers = " ".join(docstring.split()).split("num_workers ")[1]
+    assert workers.startswith(str(GRADED_TRAINING[stages[0]]["num_workers"]))
+    assert "(the Fall 2023 handout; the 2024 editions say 0; either is accepted)" in workers
+
+
 # ------------------------------------------------------------ student tree
 
 def test_starter_regions_put_back_rebuild_the_solution_byte_for_byte(release):
@@ -238,6 +286,7 @@ def test_student_tree_holds_what_students_need(release, data_dir, thresholds):
     for path in ("run.sh", "grader.py", "environment.yml", "requirements.txt", "README.md",
                  "src/run.py", "src/stages/collect_submission.py", "src/submission/__init__.py"):
         assert (student / path).is_file(), path
+    assert (student / "LICENSE").read_bytes() == (REPO / "LICENSE").read_bytes()
     assert os.stat(student / "run.sh").st_mode & stat.S_IXUSR
     for notebook in ("src/submission/mingpt-demo/play_char.ipynb", "notebooks/attention.ipynb"):
         assert (student / notebook).read_bytes() == (REPO / notebook).read_bytes(), notebook
@@ -268,6 +317,37 @@ def test_student_tree_leaks_no_labels_outputs_tests_or_tooling(release, data_dir
     for name in files:
         text = (student / name).read_bytes().decode("utf-8", errors="replace")
         assert not [line for line in labels if line in text], f"{name} holds test labels"
+
+
+def test_the_starters_student_files_keep_their_labels_regions_and_origin_and_speak_of_no_grading(release):
+    assert checks.student_file_problems(str(release / "student")) == []
+    for path in (release / "student" / "src" / "submission").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert checks.ORIGIN_LINE in text and not re.search("grader|reference|runtime|hooks", text, re.I), path.name
+
+
+def test_a_release_whose_student_files_lose_a_label_is_refused(tmp_path, data_dir):
+    """The release of a copy of this repository whose dataset.py lost its part's label and whose
+    model.py speaks of the grader: refused in one line naming both, nothing written."""
+    copy = tmp_path / "repository"
+    copy.mkdir()
+    for name in ("run.sh", "grader.py", "environment.yml", "requirements.txt", "LICENSE", "notebooks"):
+        (shutil.copytree if (REPO / name).is_dir() else shutil.copy2)(REPO / name, copy / name)
+    shutil.copytree(REPO / "src", copy / "src", ignore=shutil.ignore_patterns("__pycache__", "*.params",
+                                                                             "*.predictions"))
+    dataset = copy / "src" / "submission" / "dataset.py"
+    dataset.write_text(dataset.read_text(encoding="utf-8").replace("[part e]", "[part ?]"), encoding="utf-8")
+    model = copy / "src" / "submission" / "model.py"
+    model.write_text("# checked by the grader\n" + model.read_text(encoding="utf-8"), encoding="utf-8")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "instructors.release", "--out", str(out), "--data", str(data_dir)],
+                          cwd=copy, env={**os.environ, "PYTHONPATH": str(copy / "src"), "PYTHONDONTWRITEBYTECODE": "1"},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr == ("release: the starter is not fit to hand out: src/submission/model.py:1 speaks of the "
+                           "grader; src/submission/dataset.py: CharCorruptionDataset.__getitem__ lacks its label "
+                           "[part e]\n")
+    assert not out.exists()
 
 
 def test_starter_imports_and_its_cut_functions_are_placeholders(release):

@@ -1,13 +1,17 @@
 """
 Tests written to kill the mutants that `./run.sh mutate` found alive in the
 release's checks (src/instructors/release/checks.py) and its cutting of the
-student regions (regions.py). Each works on a small tree made here, so none
-needs a release.
+student regions (regions.py), and the check of the student files (their
+labels, regions, wording and origin) on a starter cut here. Each works on a
+small tree made here, so none needs a release.
 """
 
 
+from pathlib import Path
+
 import pytest
 
+from assignment.facts import GIVEN_FOR_PARTS, STUDENT_FUNCTIONS
 from instructors.release import checks, regions
 
 SOLUTION = (
@@ -244,3 +248,122 @@ def test_hidden_test_lines_read_the_tests_and_grader_py_as_utf8_whatever_the_loc
     tests = write(tmp_path / "tests" / "term.py", f"{shared}\n{hidden}\n")
     write(starter / "grader.py", f"# “the starter's grader”\n{shared}\n")
     assert checks.hidden_test_lines(str(starter), [str(tests)]) == [hidden]
+
+
+# ---- the student files: labels, regions, wording, origin --------------------------------------------
+
+SUBMISSION = Path(__file__).resolve().parents[1] / "src" / "submission"
+
+
+@pytest.fixture
+def cut_starter(tmp_path):
+    """A starter tree holding the student files cut as the release cuts them, and a LICENSE."""
+    tree = tmp_path / "cut"
+    for path in sorted(SUBMISSION.glob("*.py")):
+        write(tree / "src" / "submission" / path.name, regions.cut(path.read_text(encoding="utf-8"), path.name))
+    write(tree / "LICENSE", "the notices\n")
+    return tree
+
+
+def damaged(tree, name, old, new, count=1):
+    """Replace `old` by `new` in the student file `name` of `tree`, checking it was there `count` times."""
+    path = tree / "src" / "submission" / name
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == count, (name, old)
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def line_of(tree, name, needle):
+    """The number of the first line of a student file that holds `needle`."""
+    lines = (tree / "src" / "submission" / name).read_text(encoding="utf-8").splitlines()
+    return next(number for number, line in enumerate(lines, start=1) if needle in line)
+
+
+def test_the_cut_student_files_and_the_solution_read_as_the_handout_describes_them(cut_starter, tmp_path):
+    """Kills a check that refuses the real starter or the solution (labels in a class docstring, a
+    label on its own comment line, given code labelled without a region)."""
+    assert checks.student_file_problems(str(cut_starter)) == []
+    solution = tmp_path / "solution"
+    for path in SUBMISSION.glob("*.py"):
+        write(solution / "src" / "submission" / path.name, path.read_text(encoding="utf-8"))
+    write(solution / "LICENSE", "the notices\n")
+    assert checks.student_file_problems(str(solution)) == []
+
+
+def test_a_part_label_lost_is_named_for_each_function_it_labelled(cut_starter):
+    """Kills a label looked for anywhere in the file, or only in the function's own lines (the
+    perceiver's blocks carry theirs in the class docstring)."""
+    damaged(cut_starter, "dataset.py", "[part e]", "[part E]", count=2)
+    damaged(cut_starter, "model.py", "[part g]", "", count=2)
+    assert checks.student_file_problems(str(cut_starter)) == [
+        "src/submission/dataset.py: CharCorruptionDataset.__getitem__ lacks its label [part e]",
+        "src/submission/model.py: DownProjectBlock.__init__ lacks its label [part g]",
+        "src/submission/model.py: DownProjectBlock.forward lacks its label [part g]",
+        "src/submission/model.py: UpProjectBlock.__init__ lacks its label [part g]",
+        "src/submission/model.py: UpProjectBlock.forward lacks its label [part g]"]
+
+
+def test_each_label_of_a_function_of_two_parts_is_needed_before_its_region(cut_starter):
+    """Kills 'c and f' read as one label, or a label after the region taken for one before it."""
+    damaged(cut_starter, "helper.py", "[part c] [part f] Set up", "[part c] Set up")
+    damaged(cut_starter, "helper.py", "    - [part f] When", "    - When")
+    damaged(cut_starter, "helper.py", "    return tconf, trainer_obj\n\n\ndef pretrain",
+            "    # [part f]\n    return tconf, trainer_obj\n\n\ndef pretrain")
+    assert checks.student_file_problems(str(cut_starter)) == [
+        "src/submission/helper.py: finetune lacks its label [part f]"]
+
+
+def test_given_code_the_handout_labels_keeps_its_label(cut_starter):
+    damaged(cut_starter, "attention.py", "[part g] Given", "Given")
+    assert checks.student_file_problems(str(cut_starter)) == [
+        "src/submission/attention.py: CausalCrossAttention lacks its label [part g]"]
+
+
+def test_a_region_lost_or_a_function_gone_is_named(cut_starter):
+    """Kills a region of another function counted for this one, and a missing function let pass."""
+    path = cut_starter / "src" / "submission" / "model.py"
+    text = path.read_text(encoding="utf-8")
+    last = text.rindex("        ### START_CODE_HERE ###\n")
+    path.write_text(text[:last] + text[last:].replace("        ### START_CODE_HERE ###\n", "", 1)
+                    .replace("        ### END_CODE_HERE ###\n", "", 1), encoding="utf-8")
+    damaged(cut_starter, "helper.py", "def train(model,", "def train_model(model,")
+    assert checks.student_file_problems(str(cut_starter)) == [
+        "train, of part (c), is missing from src/submission",
+        "src/submission/model.py: UpProjectBlock.forward has no region to write in"]
+
+
+def test_a_student_file_that_does_not_compile_or_whose_markers_do_not_pair_is_named(cut_starter):
+    damaged(cut_starter, "utils.py", "def set_seed(seed):", "def set_seed(seed:")
+    damaged(cut_starter, "dataset.py", "        ### END_CODE_HERE ###\n", "")
+    found = checks.student_file_problems(str(cut_starter))
+    assert found[0].startswith("src/submission/dataset.py:") and "START_CODE_HERE is never closed" in found[0]
+    assert found[1].startswith("src/submission/utils.py does not compile: ")
+    assert found[2:] == ["CharCorruptionDataset.__getitem__, of part (e), is missing from src/submission"]
+
+
+@pytest.mark.parametrize("said, word", [("# the Grader reads this", "grader"), ("# as the reference does", "reference"),
+                                        ("# see src/runtime/training", "runtime"), ("# hooks", "hooks")])
+def test_a_student_file_that_speaks_of_the_grading_or_the_stages_is_named_at_its_line(cut_starter, said, word):
+    """Kills a word missed in another case, or the wrong line named."""
+    damaged(cut_starter, "model.py", "class GPTConfig:\n", f"{said}\nclass GPTConfig:\n")
+    number = line_of(cut_starter, "model.py", said)
+    assert checks.student_file_problems(str(cut_starter)) == [f"src/submission/model.py:{number} speaks of the {word}"]
+
+
+def test_a_student_file_without_its_origin_or_a_starter_without_the_licence_is_named(cut_starter):
+    damaged(cut_starter, "trainer.py", checks.ORIGIN_LINE, "")
+    (cut_starter / "LICENSE").unlink()
+    assert checks.student_file_problems(str(cut_starter)) == [
+        f"src/submission/trainer.py does not say where its code comes from ({checks.ORIGIN_LINE!r})",
+        "LICENSE is missing, and every student file points to it"]
+
+
+def test_a_starter_without_student_files_misses_every_function(tmp_path):
+    found = checks.student_file_problems(str(tmp_path))
+    assert len(found) == len(STUDENT_FUNCTIONS) + len(GIVEN_FOR_PARTS) + 1
+    assert "initialize_vanilla_model, of part (c), is missing from src/submission" in found
+
+
+def test_part_labels():
+    assert checks.part_labels("e") == ["[part e]"]
+    assert checks.part_labels("c and f") == ["[part c]", "[part f]"]

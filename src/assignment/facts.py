@@ -135,3 +135,6 @@ STUDENT_FUNCTIONS = {
     'UpProjectBlock.__init__': 'g',
     'UpProjectBlock.forward': 'g',
 }
+# Given code the handout sends students to read for a part; the student's files label it with its part,
+# as they label each function above.
+GIVEN_FOR_PARTS = {'CausalCrossAttention': 'g'}

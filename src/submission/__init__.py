@@ -1,8 +1,8 @@
 """
-The students' package, which they complete and hand in: a minGPT fork with
-the attention variants, the GPT, the two datasets, a plain trainer and the
-helpers run.py calls. It imports nothing else of the project; what the stages
-add (fast steps, cached decoding, input checks) lives in src/stages/.
+The package students complete and hand in: the attention layers, the GPT
+and its perceiver variant, the two datasets, a plain trainer, and the
+helpers that src/run.py calls. It imports nothing else of the repository.
+Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
 """
 
 from .attention import CausalSelfAttention, CausalCrossAttention

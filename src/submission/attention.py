@@ -13,6 +13,7 @@ X_q = X_kv = X.
 Each layer computes (1) with PyTorch's fused scaled_dot_product_attention
 when config.fused_attention is set (the default: the same numbers, faster),
 and as it is written out below otherwise.
+Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
 """
 
 import math
@@ -74,9 +75,13 @@ class CausalSelfAttention(nn.Module):
 
 class CausalCrossAttention(CausalSelfAttention):
     """
+    [part g] Given: the layer the perceiver's DownProjectBlock and
+    UpProjectBlock (model.py) attend with.
+
     Causal cross-attention, with the layers of CausalSelfAttention: equations
-    (1) and (2) with keys and values from x_kv (B, T_k, d) and queries from
-    x_q (B, T_q, d). The mask is the lower triangle cut to [:T_q, :T_k], so
+    (1) and (2) with keys and values from x_kv (B, T_k, d), the first
+    argument, and queries from x_q (B, T_q, d), the second; the output has
+    T_q positions. The mask is the lower triangle cut to [:T_q, :T_k], so
     query row i sees key columns <= i. Either input may have a batch of 1; it
     is broadcast against the other's batch.
     """

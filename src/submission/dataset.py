@@ -6,6 +6,7 @@ examples for pretraining; NameDataset turns "question<TAB>answer" lines into
 finetuning examples. Both share one vocabulary: id 0 is PAD_CHAR, id 1 is
 MASK_CHAR, and ids 2.. are the sorted distinct characters of the
 pretraining corpus.
+Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
 """
 
 import argparse
@@ -64,18 +65,25 @@ class CharCorruptionDataset(Dataset):
     """
     Span corruption on documents, one document a line of the corpus.
 
-    An example is built from document idx in four steps:
-      1. truncate the document to a random length between 4 and
-         int(block_size * 7/8) characters (a shorter document stays whole);
-      2. split the truncated text into prefix + masked_content + suffix,
-         where the masked length is random and about a quarter of the
-         truncated length on average;
-      3. rearrange it as
+    [part e] Write __getitem__: example idx is made from document idx in
+    four steps.
+      1. Truncate the document to a random length between 4 and the bound
+         of your edition of the handout, every length in that range
+         possible; a shorter document stays whole. The bound is
+         int(block_size * 7/8) in the Fall 2023 edition and
+         int(block_size * 3/4) in the 2024 editions (Winter, Spring, Fall);
+         either is accepted.
+      2. Split the truncated text into prefix + masked_content + suffix,
+         where the length of masked_content is random and about a quarter
+         of the truncated length on average.
+      3. Rearrange it as
              prefix MASK suffix MASK masked_content MASK
-         and pad it with PAD up to block_size characters;
+         and pad it with PAD up to block_size characters.
       4. x is that string without its last character and y without its
-         first (so y is x shifted by one), both encoded as LongTensors of
-         block_size - 1 ids.
+         first (so y is x shifted by one), both encoded with stoi as
+         LongTensors of block_size - 1 ids. The handout's wording also
+         speaks of x and y of block_size ids (one more PAD before the
+         shift); either length is accepted.
 
     For example, the document "Khatchig Mouradian. Khatchig Mouradian is a
     journalist" might give
@@ -108,6 +116,7 @@ class CharCorruptionDataset(Dataset):
         return len(self.data)
 
     def __getitem__(self, idx):
+        ### [part e]: the four steps of the class docstring
         ### START_CODE_HERE ###
         document = self.data[idx]
         truncated = document[:random.randint(4, int(self.block_size * 7 / 8))]

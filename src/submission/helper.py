@@ -1,6 +1,7 @@
 """
 Building, pretraining, finetuning and saving the models of the assignment;
 src/run.py calls these functions for every stage of run.sh.
+Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
 """
 
 import torch
@@ -11,9 +12,10 @@ from .trainer import Trainer, TrainerConfig
 
 
 def initialize_vanilla_model(mconf):
-    """A GPT with causal self-attention in every block."""
+    """[part c] The vanilla model: a GPT (model.py) of the GPTConfig `mconf`, with causal self-attention in
+    every block."""
     attention_model = None
-    ### [part c]: Make some model here
+    ### [part c]: build the model here
 
     ### START_CODE_HERE ###
     attention_model = GPT(mconf)
@@ -22,9 +24,11 @@ def initialize_vanilla_model(mconf):
 
 
 def initialize_perceiver_model(mconf, bottleneck_dim=32):
-    """A GPT whose first and last blocks project down to and up from a bottleneck of `bottleneck_dim` latents."""
+    """[part g] The perceiver: a GPT whose first block projects down to `bottleneck_dim` latents and whose
+    last block projects back up (DownProjectBlock and UpProjectBlock, model.py). GPT builds those blocks
+    when mconf.perceiver is True, with mconf.bottleneck_dim latents: set both on `mconf`, then build it."""
     attention_model = None
-    ### [part g]: Make some other model here
+    ### [part g]: build the other model here
 
     ### START_CODE_HERE ###
     mconf.perceiver = True
@@ -36,41 +40,30 @@ def initialize_perceiver_model(mconf, bottleneck_dim=32):
 
 def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model, finetune_lr=6e-4, writer=None):
     """
-    [part c] [part f]:
-    - Given:
-        1. A finetuning corpus specified in finetune_corpus_path
-        2. A path reading_params_path containing pretrained model
-           parameters, or None if finetuning without a pretrained model
-    - Goals:
-        1. If reading_params_path is specified, load these parameters
-           into the model
-        2. Finetune the model on this corpus
+    [part c] [part f] Set up the finetuning of `model` on the birth-place
+    questions of finetune_corpus_path ("question<TAB>place" lines, UTF-8).
 
-    - Make sure to use the following hyperparameters:
-        Hyperparameters for finetuning WITHOUT a pretrained model:
-            max_epochs=75
-            batch_size=256
-            learning_rate=finetune_lr
-            lr_decay=True
-            warmup_tokens=512*20
-            final_tokens=200*len(pretrain_dataset)*block_size
-            num_workers=4
-            writer=writer
-        Hyperparameters for finetuning WITH a pretrained model:
-            max_epochs=10
-            batch_size=256
-            learning_rate=finetune_lr
-            lr_decay=True
-            warmup_tokens=512*20
-            final_tokens=200*len(pretrain_dataset)*block_size
-            num_workers=4
-            writer=writer
+    - [part f] When reading_params_path is not None, first load the
+      pretrained parameters it holds into the model:
+          torch.load(reading_params_path, map_location=torch.device('cpu'), weights_only=True)
+      gives the state_dict.
+    - [part c] Read the corpus into a NameDataset, which takes its
+      vocabulary from pretrain_dataset, and make a TrainerConfig with these
+      settings (every other one keeps its default):
 
-    Load pretrained parameters with
-        torch.load(reading_params_path, map_location=torch.device('cpu'), weights_only=True)
+                          without pretraining   with pretraining
+        max_epochs        75                    10
+        batch_size        256                   256
+        learning_rate     finetune_lr           finetune_lr
+        lr_decay          True                  True
+        warmup_tokens     512*20                512*20
+        final_tokens      200*len(pretrain_dataset)*block_size, both
+        num_workers       4, both (the Fall 2023 handout; the 2024
+                          editions say 0; either is accepted)
+        writer            writer, both
 
-    Returns (tconf, trainer_obj): the TrainerConfig and the Trainer built on
-    a NameDataset of the finetuning corpus.
+    Returns (tconf, trainer_obj): that TrainerConfig, and a Trainer
+    (trainer.py) of the model on the NameDataset, with no test dataset.
     """
     trainer_obj = None  # Trainer object (see trainer.py for more details)
     tconf = None  # TrainerConfig object (see trainer.py for more details)
@@ -97,23 +90,22 @@ def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_
 
 def pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3, writer=None):
     """
-    [part f]:
-    - Given:
-        1. A corpus specified in pretrain_dataset
-    - Goals:
-        1. Pretrain the model on this corpus
+    [part f] Set up the pretraining of `model` on pretrain_dataset (the
+    span-corruption examples of wiki.txt): a TrainerConfig with these
+    settings (every other one keeps its default):
 
-    - Make sure to use the following hyperparameters for pretraining:
-        max_epochs=650
-        batch_size=128
-        learning_rate=pretrain_lr
-        lr_decay=True
-        warmup_tokens=512*20
-        final_tokens=200*len(pretrain_dataset)*block_size
-        num_workers=4
-        writer=writer
+        max_epochs        650
+        batch_size        128
+        learning_rate     pretrain_lr
+        lr_decay          True
+        warmup_tokens     512*20
+        final_tokens      200*len(pretrain_dataset)*block_size
+        num_workers       4 (the Fall 2023 handout; the 2024 editions say
+                          0; either is accepted)
+        writer            writer
 
-    Returns (tconf, trainer_obj).
+    Returns (tconf, trainer_obj): that TrainerConfig, and a Trainer of the
+    model on pretrain_dataset, with no test dataset.
     """
     trainer_obj = None  # Trainer object (see trainer.py for more details)
     tconf = None  # TrainerConfig object (see trainer.py for more details)
@@ -136,8 +128,8 @@ def pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3, writer=None)
 
 def train(model, writing_params_path, trainer_obj):
     """
-    [part c]: Train with trainer_obj, then save the model's parameters
-    (its state_dict) to writing_params_path.
+    [part c] Train: run trainer_obj.train(), then save the trained model's
+    parameters, its state_dict, to writing_params_path with torch.save.
     """
     ### START_CODE_HERE ###
     trainer_obj.train()

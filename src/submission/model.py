@@ -10,6 +10,7 @@ The perceiver variant replaces the first block by a DownProjectBlock, which
 cross-attends from a learnt basis C of m latents down to the input, and the
 last block by an UpProjectBlock, which cross-attends from the input back up
 to the latents; the blocks in between self-attend over the m latents only.
+Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
 """
 
 import copy
@@ -66,32 +67,27 @@ class Block(nn.Module):
 
 
 class DownProjectBlock(nn.Module):
-    """Transformer block used for down projection.
+    """
+    [part g] The perceiver's first block. It cross-attends from a learnt
+    basis C of m = config.bottleneck_dim latents to the input X (B, T, d), so
+    the blocks after it work on m positions instead of T. For each head
+    (equation 3 of the handout, M the causal mask of attention.py):
 
-    Initialize similarly to the regular transformer Block class,
-    while using the CausalCrossAttention layer instead of the regular
-    CausalSelfAttention layer.
+        Y_i = softmax( (C Q_i)(X K_i)^T / sqrt(d/h) + M ) (X V_i)
 
-    You also need to initialize the parameter for the basis vectors `self.C` here.
-    Initialize `self.C` with appropriate dimensions and xavier_uniform initialization.
+    that is, CausalCrossAttention (attention.py) with keys and values from X
+    and queries from C. Around it, the block is built like Block, with the
+    layer norms on C and on the MLP's input and the residual on C:
 
-    self.C should be 1 x bottleneck_dim x n_embd. We need the first dimension
-    for appropriate broadcasting along the batch_size dimension of the input
-    sequence.
+        Y = C + attn(X, ln1(C))                              (B, m, d)
+        Y = Y + mlp(ln2(Y))                                  (B, m, d)
 
-    `self.C` will be used to compute the Query vector for the cross attention
-    layer. With X the input (B, T, d), this block computes (equation 3)
-
-        Y = C + CrossAttention(keys/values = X, queries = ln1(C))
-        Y = Y + MLP(ln2(Y))                                 (B, m, d)
-
-    Name the attributes as the reference does, so that parameters saved from
-    your model load into the grader's copy of it: `C`, `ln1`, `ln2`, `attn`
-    (the cross-attention layer) and `mlp` (an MLP). The grader checks what
-    the handout fixes: queries from C (m positions out), keys and values from
-    X, causal; it leaves where the layer norms and residuals go to you.
-    GPT builds this block only when `config.perceiver` is True, with
-    `config.bottleneck_dim` latents: initialize_perceiver_model must set both.
+    __init__ makes C, an nn.Parameter of shape (1, bottleneck_dim, n_embd)
+    (its first dimension is broadcast over the batch) initialized with
+    nn.init.xavier_uniform_; ln1 and ln2, LayerNorms of n_embd; attn, a
+    CausalCrossAttention(config); and mlp, an MLP(config). Keep these names:
+    the keys of the model's state_dict, and so its saved parameters, are
+    made of them. GPT builds this block only when config.perceiver is True.
     """
     def __init__(self, config):
         super().__init__()
@@ -105,9 +101,7 @@ class DownProjectBlock(nn.Module):
         ### END_CODE_HERE ###
 
     def forward(self, x_input):
-        """Hint: perform cross-attention between x_input and self.C.
-        Use the layernorm layers on C, and then on the input to the MLP.
-        """
+        """x_input X (B, T, d) -> Y (B, m, d), as in the class docstring."""
         ### START_CODE_HERE ###
         x = self.C + self.attn(x_input, self.ln1(self.C))  # (B, m, d)
         x = x + self.mlp(self.ln2(x))                       # (B, m, d)
@@ -116,22 +110,25 @@ class DownProjectBlock(nn.Module):
 
 
 class UpProjectBlock(nn.Module):
-    """Transformer block used for up projection.
+    """
+    [part g] The perceiver's last block. It cross-attends from the model's
+    input X (B, T, d) to Y (B, m, d), the output of the block before it, so
+    the model's output has T positions again. For each head (equation 4 of
+    the handout):
 
-    Initialize similarly to the regular transformer Block class,
-    while using the CausalCrossAttention layer instead of the regular
-    CausalSelfAttention layer.
+        Z_i = softmax( (X Q_i)(Y K_i)^T / sqrt(d/h) + M ) (Y V_i)
 
-    With Y the output of the previous layer (B, m, d) and X the original
-    input (B, T, d), this block computes (equation 4)
+    that is, CausalCrossAttention with keys and values from Y and queries
+    from X. Around it, the block is built like Block, with the layer norms
+    on Y and on the MLP's input and the residual on X:
 
-        Z = X + CrossAttention(keys/values = ln1(Y), queries = X)
-        Z = Z + MLP(ln2(Z))                                 (B, T, d)
+        Z = X + attn(ln1(Y), X)                              (B, T, d)
+        Z = Z + mlp(ln2(Z))                                  (B, T, d)
 
-    Name the attributes as the reference does: `ln1`, `ln2`, `attn` (the
-    cross-attention layer) and `mlp` (an MLP). Queries come from X (T
-    positions out), keys and values from Y. Like DownProjectBlock, it is
-    built only when `config.perceiver` is True.
+    __init__ makes ln1 and ln2, LayerNorms of n_embd; attn, a
+    CausalCrossAttention(config); and mlp, an MLP(config); keep these names,
+    as in DownProjectBlock. GPT builds this block only when config.perceiver
+    is True.
     """
     def __init__(self, config):
         super().__init__()
@@ -143,10 +140,7 @@ class UpProjectBlock(nn.Module):
         ### END_CODE_HERE ###
 
     def forward(self, y, x_input):
-        """Hint: perform cross-attention between previous layer's output y and
-        x_input.
-        Use the layernorm layers on y, and then on the input to the MLP.
-        """
+        """y Y (B, m, d) and x_input X (B, T, d) -> Z (B, T, d), as in the class docstring."""
         ### START_CODE_HERE ###
         x = x_input + self.attn(self.ln1(y), x_input)  # (B, T, d)
         x = x + self.mlp(self.ln2(x))                   # (B, T, d)

@@ -1,4 +1,7 @@
-"""Small helpers: seeding, device choice, sampling from a model, and scoring predicted places."""
+"""
+Small helpers: seeding, device choice, sampling from a model, and scoring predicted places.
+Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
+"""
 
 import random
 

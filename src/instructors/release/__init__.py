@@ -6,6 +6,7 @@ Cut the student starter and the grading server's bundle out of this repository.
 
 writes OUT/student (see student.py), OUT/autograder and OUT/autograder.zip
 (see autograder.py). The student-written regions are cut by regions.py, and
-checks.py refuses a starter that leaks test labels, ships trained outputs or
-does not import.
+checks.py refuses a starter that leaks test labels, ships trained outputs,
+does not import, or whose student files lose a part's label or region, or
+speak of the grading or the stages' machinery.
 """

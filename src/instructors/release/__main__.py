@@ -84,6 +84,7 @@ def build(args, staging):
     cut_count = build_student(REPO_DIR, args.data, student, args.thresholds)
     tests = hidden_tests(args.tests) if args.tests else ()
     found = checks.problems(student, args.test_labels, os.path.join(REPO_DIR, "src", "submission"), tests)
+    found += checks.student_file_problems(student)
     if found:
         raise ReleaseError(f"the starter is not fit to hand out: {'; '.join(found)}")
     autograder = os.path.join(staging, "autograder")

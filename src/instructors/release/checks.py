@@ -3,18 +3,29 @@ Checks on a finished release, run before it is moved into place.
 
 Each check returns what is wrong (an empty list or None when all is well), so
 the release can refuse to hand out a starter that leaks answers or hidden
-tests, ships trained outputs or does not even import, or a hidden bundle that
-the grader would reject.
+tests, ships trained outputs or does not even import, student files that no
+longer read as the handout describes them, or a hidden bundle that the
+grader would reject.
 """
 
+import ast
 import os
+import re
 import subprocess
 import sys
+
+from assignment.facts import GIVEN_FOR_PARTS, STUDENT_FUNCTIONS
 
 from . import regions
 
 FORBIDDEN_SUFFIXES = (".params", ".predictions")
 SECRET_LINE_CHARS = 30
+STUDENT_FILES = os.path.join("src", "submission")
+# The line every student file carries, saying where its code comes from; the notice it points to.
+ORIGIN_LINE = "Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE)."
+LICENSE = "LICENSE"
+# What a student file never speaks of: the grading, the reference solution, the stages' machinery.
+UNSAID = ("grader", "reference", "runtime", "hooks")
 
 
 def tree_files(tree):
@@ -99,6 +110,79 @@ def hidden_test_lines(tree, test_paths):
         with open(os.path.join(tree, "grader.py"), encoding="utf-8") as f:
             lines -= {line.strip() for line in f}
     return sorted(lines)
+
+
+def part_labels(part):
+    """The labels of a part of facts.STUDENT_FUNCTIONS: ['[part c]', '[part f]'] for 'c and f'."""
+    return [f"[part {letter}]" for letter in part.split(" and ")]
+
+
+def definitions(path, text):
+    """{qualified name: (its node, the top-level node it is in)} of the functions and classes of a
+    source file, methods as 'Class.method'."""
+    found = {}
+    for node in ast.parse(text, path).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found[node.name] = (node, node)
+        if isinstance(node, ast.ClassDef):
+            found.update({f"{node.name}.{item.name}": (item, node) for item in node.body
+                          if isinstance(item, ast.FunctionDef)})
+    return found
+
+
+def student_file_problems(tree):
+    """
+    What keeps the student files of the starter `tree` (src/submission/*.py)
+    from reading as the handout describes them, one line each: a file that
+    does not compile, does not carry ORIGIN_LINE, or speaks of one of UNSAID;
+    a function of facts.STUDENT_FUNCTIONS missing, without a region to write
+    in, or without its part's label ('[part e]') between the start of its
+    definition (or its class) and its region; given code of
+    facts.GIVEN_FOR_PARTS without its label; the LICENSE that ORIGIN_LINE
+    points to missing from the starter.
+    """
+    found, places = [], {}
+    folder = os.path.join(tree, STUDENT_FILES)
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if not name.endswith(".py"):
+            continue
+        path = os.path.join(STUDENT_FILES, name)
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            text = f.read()
+        try:
+            compile(text, path, "exec")
+            spans = regions.locate(text, path)
+        except SyntaxError as error:
+            found.append(f"{path} does not compile: {error}")
+            continue
+        except regions.RegionError as error:
+            found.append(str(error))
+            continue
+        if ORIGIN_LINE not in text:
+            found.append(f"{path} does not say where its code comes from ({ORIGIN_LINE!r})")
+        for word in UNSAID:
+            match = re.search(re.escape(word), text, re.IGNORECASE)
+            if match:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append(f"{path}:{line} speaks of the {word}")
+        lines = text.splitlines()
+        for qualname, (node, outer) in definitions(path, text).items():
+            starts = [start for start, _ in spans if node.lineno <= start < node.end_lineno]
+            places[qualname] = (path, "\n".join(lines[outer.lineno - 1:starts[0] if starts else node.end_lineno]),
+                                bool(starts))
+    labelled = [(name, part, True) for name, part in STUDENT_FUNCTIONS.items()]
+    labelled += [(name, part, False) for name, part in GIVEN_FOR_PARTS.items()]
+    for name, part, needs_region in labelled:
+        if name not in places:
+            found.append(f"{name}, of part ({part}), is missing from {STUDENT_FILES}")
+            continue
+        path, before_region, has_region = places[name]
+        if needs_region and not has_region:
+            found.append(f"{path}: {name} has no region to write in")
+        found += [f"{path}: {name} lacks its label {label}" for label in part_labels(part) if label not in before_region]
+    if not os.path.isfile(os.path.join(tree, LICENSE)):
+        found.append(f"{LICENSE} is missing, and every student file points to it")
+    return found
 
 
 def problems(tree, labels_path, package_dir, test_paths=()):

@@ -4,7 +4,7 @@ Assemble the starter tree a student receives (OUT/student) from this repository.
 What goes in, by the layout of src/ (see each package's docstring):
   - the top-level files students run or install from (TOP_FILES), among them
     grader.py, whose hidden tests are listed but whose data stays in the
-    hidden bundle;
+    hidden bundle, and the LICENSE the student files point to;
   - every file of src/ but the instructors' package (src/instructors/) and
     LEFT_OUT: run.py, the assignment's facts (src/assignment/), the runtime
     (src/runtime/), the other stages (src/stages/) and the grader's machinery
@@ -28,7 +28,7 @@ from grading.handout.predictions import needed
 
 from . import regions
 
-TOP_FILES = ("run.sh", "grader.py", "environment.yml", "requirements.txt")
+TOP_FILES = ("run.sh", "grader.py", "environment.yml", "requirements.txt", "LICENSE")
 # The notebooks students open first: the handout's minGPT demo, and attention for the written part.
 NOTEBOOKS = ("src/submission/mingpt-demo/play_char.ipynb", "notebooks/attention.ipynb")
 SUBMISSION = "submission"
