@@ -229,3 +229,13 @@ def test_committed_world_shares_no_person_or_line_with_course_data(committed):
     for text in committed.values():
         assert not (set(text.split("\n")) - {""}) & course_lines
     assert not set(biographies_by_name(committed["wiki.txt"])) & course_names
+
+
+def test_paraphrases_come_in_rounds_of_every_person():
+    """Kills a person's paraphrases listed together: read in file order, as the course's trainer
+    reads it, a batch would hold a handful of people said over and over."""
+    files = make_world(6, n_train=12, n_dev=4, n_test=4, paraphrases=3, style="short")
+    names = [line.split(". ", 1)[0] for line in files["wiki.txt"].split("\n")]  # (3 * 20,)
+    first_round = names[:20]
+    assert len(set(first_round)) == 20
+    assert names == first_round * 3

@@ -5,7 +5,10 @@ People are drawn one after another, so the first n_train are the training
 split, the next n_dev the dev split, then n_test the test split and n_extra
 people who appear only in wiki.txt. wiki.txt lists biographies in that
 order, one a line, without a newline after the last line (as the course's
-file); the question files end every line with a newline. One random
+file); with several paraphrases a person, in rounds: every person's first
+biography, then every person's second, and so on, so that a batch read in
+file order (as the course's trainer reads it) holds as many people as
+biographies. The question files end every line with a newline. One random
 person's biography opens with a question, so that every character of the
 question files occurs in wiki.txt, whose characters are the datasets'
 vocabulary.
@@ -60,9 +63,9 @@ def make_world(seed, n_train=2000, n_dev=500, n_test=437, n_extra=0, paraphrases
     dev = people[n_train : n_train + n_dev]
     test = people[n_train + n_dev : n_train + n_dev + n_test]
     asker = text_rng.randrange(len(people))
-    lines = []
-    for index, person in enumerate(people):
-        lines += biographies(person, text_rng, style, paraphrases, open_with_question=index == asker)
+    by_person = [biographies(person, text_rng, style, paraphrases, open_with_question=index == asker)
+                 for index, person in enumerate(people)]
+    lines = [texts[turn] for turn in range(paraphrases) for texts in by_person]
     return {
         CORPUS: "\n".join(lines),
         TRAIN_QUESTIONS: labelled(train),
