@@ -73,8 +73,8 @@ def test_loader_rows_time_both_loaders_and_find_the_seeded_batches_the_same(tabl
     for plain, seeded, ratio, check in loaders.values():
         assert float(plain) > 0 and float(seeded) > 0 and float(ratio.rstrip("x")) > 0
     checks = [cells[3].rstrip(" |") for cells in loaders.values()]
-    assert checks == ["plain: shuffled, unseeded; fast: the stages' seeded batches",
-                      "plain: shuffled, unseeded; fast: the stages' seeded batches, the same as with no worker"]
+    assert checks == ["plain: unseeded; fast: the stages' seeded batches",
+                      "plain: unseeded; fast: the stages' seeded batches, the same as with no worker"]
 
 
 def copy_with_broken_line(data_dir, folder):

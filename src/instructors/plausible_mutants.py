@@ -38,8 +38,8 @@ MODULES = (
     Module('src/runtime/training/batches.py', ('tests/test_batches.py', 'tests/test_runtime_training.py'), (
         Mutant("a resumed pass counts its position from 0",
                "self.position = self.order.skip", "self.position = 0"),
-        Mutant("every epoch visits the data in the same order",
-               "manual_seed(self.seed + self.epoch)", "manual_seed(self.seed)"),
+        Mutant("a resumed pass skips as many examples as it should skip batches",
+               "starts = range(self.skip * self.batch_size,", "starts = range(self.skip,"),
         Mutant("an example is corrupted the same way every epoch",
                "seed = example_seed(self.seed, epoch, index)", "seed = example_seed(self.seed, 0, index)"),
         Mutant("the batches a resume skips are skipped again in the epochs after it",

@@ -2,9 +2,10 @@
 The training batches of the stages, which FastTraining gives the student's Trainer.
 
 Every epoch visits the training set in file order, as the course's trainer
-does (its DataLoader does not shuffle). With N processes, the global batch of B examples is the same B examples as
-in one process, split B/N to each: process r takes the examples at
-positions r, r + N, r + 2N, ... of each global batch. Every example is made
+does (its DataLoader does not shuffle). With N processes, the global batch
+of B examples is the same B examples as in one process, split B/N to each:
+process r takes the examples at positions r, r + N, r + 2N, ... of each
+global batch. Every example is made
 with the random generators (python, numpy, torch) seeded from (seed, epoch,
 index), and in the main process put back afterwards (a loader worker's are
 drawn from by nothing else), so an example's random span corruption does
