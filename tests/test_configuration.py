@@ -13,8 +13,25 @@ import pytest
 from runtime import command_line
 
 
+@pytest.fixture(autouse=True)
+def smoke_folder(tmp_path, monkeypatch):
+    """smoke/ in a temporary folder, not yet made."""
+    folder = tmp_path / "smoke"
+    monkeypatch.setattr(command_line, "SMOKE_OUT", str(folder))
+    return folder
+
+
 def stage_args(*argv):
     return command_line.parse_args(["--stage", "vanilla_pretrain", *argv])
+
+
+def test_a_smoke_stage_makes_its_folder_and_a_graded_one_makes_none(smoke_folder, tmp_path):
+    """Kills a fresh clone's first SMALL=1 run refused for want of smoke/, and a folder made for a run
+    that writes elsewhere."""
+    stage_args("--out_dir", str(tmp_path / "elsewhere"), "--small")
+    assert not smoke_folder.exists() and not (tmp_path / "elsewhere").exists()
+    assert stage_args("--small").writing_params_path == str(smoke_folder / "vanilla.pretrain.params")
+    assert smoke_folder.is_dir()
 
 
 @pytest.mark.parametrize("name, value", [("n_layer", "3"), ("n_head", "4"), ("n_embd", "128"), ("max_epochs", "5"),

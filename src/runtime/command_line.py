@@ -87,6 +87,8 @@ def fill_stage(args):
     """Set the function, variant, run name and paths of the graded stage args.stage from the stage table."""
     stage = GRADED_STAGES[args.stage]
     args.out_dir = args.out_dir or (SMOKE_OUT if args.configuration else GRADED_OUT)
+    if args.out_dir == SMOKE_OUT:
+        os.makedirs(SMOKE_OUT, exist_ok=True)  # the smoke runs' own folder (ignored by git), made at the first
     args.function, args.variant = stage.function, stage.variant
     args.tb_expt_name = args.tb_expt_name or stage.name
     for folder, name in reads(stage):
