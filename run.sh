@@ -57,7 +57,7 @@ print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m.split(":")[
     done
     echo "run.sh: installing ${requirements[*]} (not importable by $PYTHON)" >&2
     "$PYTHON" -m pip install "${requirements[@]}" \
-        || fail "could not install ${requirements[*]}; see Dependencies in README.md"
+        || fail "could not install ${requirements[*]}: install them by hand (requirements.txt lists them)"
 }
 
 run_py() {  # src/run.py (under torchrun when NPROC > 1) with this stage's files, records, device, size,

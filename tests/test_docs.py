@@ -58,6 +58,42 @@ def test_the_readme_is_a_short_guide_that_links_every_page_of_docs():
     assert (REPO / "CONTRIBUTING.md").resolve() in linked
 
 
+def where_to_change_what(lines):
+    """(index of its header line, its rows as (to change, edit)) of the README's table "to change | edit"."""
+    header = next(index for index, line in enumerate(lines) if re.match(r"^\|\s*to change\s*\|\s*edit\s*\|$", line))
+    rows = []
+    for line in lines[header + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(tuple(cell.strip() for cell in line.strip().strip("|").split("|")))
+    return header, rows
+
+
+def named_paths(cell):
+    """The paths of the tree a table cell names: its relative links' files, and its code spans of one word
+    with a slash or a file's ending."""
+    spans = [span for span in re.findall(r"`([^`\s]+)`", cell)
+             if re.fullmatch(r"[\w.-]+(/[\w.-]*)*", span) and ("/" in span or re.search(r"\.(py|md|sh|txt|yml)$", span))]
+    links = [target.partition("#")[0] for target in LINK.findall(cell) if not re.match(r"^[a-z]+:", target)]
+    return [path.rstrip("/") for path in spans + links if path]
+
+
+def test_the_readme_opens_with_the_smoke_run_and_where_to_change_what():
+    """A newcomer meets, within the README's first 40 lines, a run to try and the whole table of where to
+    change what; every path that table names is in the tree."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    first = "\n".join(lines[:40])
+    assert "SMALL=1 ./run.sh vanilla_finetune_without_pretrain" in first
+    assert "SMALL=1 ./run.sh vanilla_eval_dev_without_pretrain" in first
+    header, rows = where_to_change_what(lines)
+    assert header + 2 + len(rows) <= 40, "the table of where to change what should end within the first 40 lines"
+    assert len(rows) >= 6 and all(len(row) == 2 and all(row) for row in rows)
+    for change, edit in rows:
+        assert named_paths(edit), f"the row '{change}' names no path"
+        for path in named_paths(edit):
+            assert (REPO / path).exists(), f"the README says to change {change} in {path}, which is not in the tree"
+
+
 def test_the_anchor_maker_and_the_link_reader_find_what_they_should(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("# A page\n\n## Why 85% agreement\n\nSee [x](other.md#part-two), [y](#why-85-agreement),"
@@ -65,3 +101,12 @@ def test_the_anchor_maker_and_the_link_reader_find_what_they_should(tmp_path):
     assert anchors(page) == {"a-page", "why-85-agreement"}
     assert list(relative_links(page)) == [(tmp_path / "other.md", "part-two"), (page, "why-85-agreement")]
     assert TREE_PATH.findall(page.read_text(encoding="utf-8")) == ["src/run.py"]
+
+
+def test_the_table_reader_finds_the_rows_and_the_paths_they_name():
+    lines = ["# A", "", "| to change | edit |", "| --- | --- |", "| a test | `grader.py` (`@graded`) |",
+             "| data | `data/`, `./run.sh release --tests DIR`, a thresholds.json, `--test-labels FILE` ([how](docs/a.md#b)) |",
+             "", "| x |"]
+    header, rows = where_to_change_what(lines)
+    assert header == 2 and [change for change, _ in rows] == ["a test", "data"]
+    assert named_paths(rows[0][1]) == ["grader.py"] and named_paths(rows[1][1]) == ["data", "docs/a.md"]

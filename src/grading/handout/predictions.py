@@ -26,7 +26,7 @@ from grading.handout.models import (FINGERPRINT_SEED, build_model, fingerprint, 
                                     perceiver_anatomy)
 from grading.registry import probe
 
-MIN_AGREEMENT = 0.85  # measured: see the README, "The hidden bundle"
+MIN_AGREEMENT = 0.85  # measured: docs/grading.md, "Why 85% agreement"
 
 
 class Vocabulary:
