@@ -7,6 +7,9 @@ fails it too; the table gives each module's score, and the tree measured is
 never changed.
 """
 
+import pytest
+
+from instructors import mutate
 from instructors.plausible import Module, Mutant, measure_all
 
 CALC = '''def add(a, b):
@@ -58,3 +61,19 @@ def test_tests_that_fail_unchanged_fail_the_run(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "src/calc.py: its tests fail on the unchanged tree: fix them first\n" in out
     assert out.splitlines()[-1] == "| `src/calc.py` | 1 | - | its tests fail unchanged |"
+
+
+def test_a_catalogue_file_is_read_and_measured_in_place_of_the_projects(tmp_path, monkeypatch):
+    """Kills --catalogue ignored (the project's own catalogue measured instead), or accepted without
+    --plausible."""
+    (tmp_path / "set.py").write_text('from .plausible import Module, Mutant\n\nMODULES = (Module(\n'
+                                     '    "src/calc.py", ("tests/test_calc.py",), (Mutant("x", "a", "b"),)),)\n')
+    assert list(mutate.load_catalogue(tmp_path / "set.py")) == ["src/calc.py"]
+    measured = []
+    monkeypatch.setattr(mutate.plausible, "measure_all", lambda modules: measured.extend(modules) or 0)
+    with pytest.raises(SystemExit) as ended:
+        mutate.main(["--plausible", "--catalogue", str(tmp_path / "set.py")])
+    assert ended.value.code == 0 and [module.path for module in measured] == ["src/calc.py"]
+    with pytest.raises(SystemExit) as refused:
+        mutate.main(["--catalogue", str(tmp_path / "set.py")])
+    assert refused.value.code == 2

@@ -10,7 +10,7 @@ copied to a temporary folder with mutmut.cfg (beside this file) as its
 setup.cfg plus the module and its tests, and `mutmut run` mutates it there:
 the work tree is never changed. Prints, per module, its survivors (with the
 diffs of those neither in EQUIVALENT nor in GPU_ONLY) and a row for
-README.md's table: mutants, killed (a failing test or a timeout), equivalent
+docs/mutation-testing.md's table: mutants, killed (a failing test or a timeout), equivalent
 (the survivors in EQUIVALENT), score = killed / (mutants - equivalent); the
 survivors in GPU_ONLY count against the score.
 """
@@ -18,6 +18,7 @@ survivors in GPU_ONLY count against the score.
 import argparse
 import configparser
 import datetime
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -222,21 +223,35 @@ def measure(module):
     return score
 
 
+def load_catalogue(path):
+    """{module path: Module} of the MODULES of a catalogue file written as plausible_mutants.py is."""
+    spec = importlib.util.spec_from_file_location('instructors.catalogue', path)
+    catalogue = importlib.util.module_from_spec(spec)
+    catalogue.__package__ = 'instructors'  # as plausible_mutants.py, it may import from .plausible
+    spec.loader.exec_module(catalogue)
+    return {module.path: module for module in catalogue.MODULES}
+
+
 def main(argv=None):
     """Measure the modules named (every module of MODULES, or of the plausible catalogue, if none);
     exit 1 if one scores under 90%."""
     parser = argparse.ArgumentParser(description="Mutation testing of the infrastructure (mutmut)")
     parser.add_argument('modules', nargs='*', help=f"modules to mutate (default: all of {len(MODULES)}, or all "
-                                                   f"{len(CATALOGUE)} of the catalogue with --plausible)")
+                                                   f"of the catalogue with --plausible)")
     parser.add_argument('--plausible', action='store_true', help="run the hand-written plausible bugs of "
                         "plausible_mutants.py, each against its module's tests in a copy of the tree, not mutmut")
+    parser.add_argument('--catalogue', help="with --plausible, the bugs of this file instead, written as "
+                                            "plausible_mutants.py is (a set written apart from the tests)")
     args = parser.parse_args(argv)
-    known = CATALOGUE if args.plausible else MODULES
+    if args.catalogue and not args.plausible:
+        parser.error("--catalogue goes with --plausible")
+    catalogue = load_catalogue(args.catalogue) if args.catalogue else CATALOGUE
+    known = catalogue if args.plausible else MODULES
     unknown = [module for module in args.modules if module not in known]
     if unknown:
         parser.error(f"not configured: {', '.join(unknown)}; the modules are: {', '.join(known)}")
     if args.plausible:
-        sys.exit(plausible.measure_all([CATALOGUE[module] for module in args.modules or CATALOGUE]))
+        sys.exit(plausible.measure_all([catalogue[module] for module in args.modules or catalogue]))
     scores = [measure(module) for module in args.modules or MODULES]
     sys.exit(0 if all(score is None or score >= 0.9 for score in scores) else 1)
 
