@@ -108,7 +108,7 @@ case "$STAGE" in
         "$PYTHON" -m instructors.demo "$@" ;;
     test)
         instructors_stage
-        ensure_packages torch numpy tqdm pytest nbclient nbformat ipykernel matplotlib yaml:pyyaml
+        ensure_packages torch numpy tqdm pytest hypothesis nbclient nbformat ipykernel matplotlib yaml:pyyaml
         status=0
         "$PYTHON" -m pytest -q "$@" || status=$?
         [ "$status" -eq 5 ] && echo "run.sh: pytest collected no tests: that is a failure" >&2
