@@ -8,8 +8,9 @@ The command line of a tests module (grader.py calls `main`).
     python grader.py --labels data/birth_dev.tsv hidden  a local check of the prediction files one has labels for
 
 Exit status: 0 when the run completed, whatever the score; 2 for a usage
-error (unknown test id, missing submission, unusable bundle); 130 when
-interrupted.
+error (unknown test id, missing submission, unusable bundle, a --json path
+that cannot be written); 130 when interrupted, with no results file
+written.
 """
 
 import argparse
@@ -21,7 +22,7 @@ import sys
 from . import registry
 from .bundle import HIDDEN_ENV, BundleError, check_thresholds, load_bundle, local_labels
 from .report import render
-from .results import write_results
+from .results import folders_to_make, write_results
 from .runner import Limits, readable_by
 from .suite import Suite
 
@@ -63,6 +64,16 @@ def listing(tests, bundle=None):
             line += f"  [from {os.path.basename(t.source)}{replaced}]"
         lines.append(line)
     return "\n".join(lines)
+
+
+def unwritable(path):
+    """Why the results file cannot be written at `path` (a folder there, or a file where one of its
+    folders should be), or None: said before the tests run, not after."""
+    if os.path.isdir(path):
+        return "a folder, not a file"
+    missing = folders_to_make(path)
+    nearest = os.path.dirname(missing[-1] if missing else os.path.abspath(path))
+    return None if os.path.isdir(nearest) else f"{nearest} is not a folder"
 
 
 def usage_error(message):
@@ -112,6 +123,8 @@ def main(argv=None, tests_file=None, preload=()):
         return usage_error(f"{args.submission} is not a submission package (no __init__.py)")
     if args.files is not None and not os.path.isdir(args.files):
         return usage_error(f"--files {args.files} is not a folder")
+    if args.json and unwritable(args.json):
+        return usage_error(f"--json {args.json}: {unwritable(args.json)}")
     if bundle is None and args.json:
         print("grader: no hidden bundle: hidden tests score 0 in the results file", file=sys.stderr)
     user = None

@@ -40,18 +40,31 @@ def gradescope_results(results, seconds):
     }
 
 
+def folders_to_make(path):
+    """The folders above the file at `path` that do not exist yet, deepest first."""
+    missing, folder = [], os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing
+
+
 def write_results(path, results, seconds):
-    """Write results.json at `path` atomically (a reader never sees half a file, and a failed write leaves none)."""
+    """Write results.json at `path` atomically (a reader never sees half a file, and a failed write leaves
+    none, nor the folders it made for it)."""
     document = gradescope_results(results, seconds)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
+    made = folders_to_make(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     partial = path + ".partial"
     try:
         with open(partial, "w", encoding="utf-8") as f:
             json.dump(document, f, indent=2)
             f.write("\n")
         os.replace(partial, path)
-    finally:
+    except BaseException:
         if os.path.exists(partial):
             os.remove(partial)
+        for folder in made:  # deepest first; they hold nothing now
+            os.rmdir(folder)
+        raise
     return document

@@ -70,11 +70,11 @@ def write_zip(submission_dir, out_path):
     """Zip every deliverable of submission_dir under its bare name into out_path, atomically."""
     out_dir = os.path.dirname(os.path.abspath(out_path))
     handle, temporary = tempfile.mkstemp(suffix=".zip", dir=out_dir)
-    os.close(handle)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(temporary, 0o666 & ~umask)  # as a file the user makes, not mkstemp's 0600
     try:
+        os.close(handle)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as a file the user makes, not mkstemp's 0600
         with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for name in DELIVERABLES:
                 archive.write(os.path.join(submission_dir, name), arcname=name)

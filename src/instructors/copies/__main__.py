@@ -4,21 +4,21 @@ The copy report: `./run.sh copies --submissions DIR --out OUT [--known DIR ...] 
 
 Reads the hand-ins, compares every pair by parameters and answers, and
 writes OUT/report.md, OUT/pairs.csv and OUT/agreement.png. Everything is
-made in a staging folder inside OUT and moved into place at the end, so a
-failed run leaves OUT as it was, and nothing is written outside OUT. OUT
-must be empty or missing, unless --force, which replaces those three files
-and keeps anything else. A bad argument is one line and exit status 1; a
-bad hand-in is one line of the report.
+made in a staging folder inside OUT and moved into place at the end, all or
+none (instructors/staging.py), so a failed run leaves OUT as it was (an OUT it
+made is removed again), and nothing is written outside OUT. OUT must be
+empty or missing, unless --force, which replaces those three files and
+keeps anything else. A bad argument is one line and exit status 1; a bad
+hand-in is one line of the report.
 """
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 
 from grading.bundle import BundleError
 
+from ..staging import move_into_place, staged
 from .answers import answer_tables
 from .class_regeneration import OUTPUTS, regenerate_class
 from .grader_regeneration import cannot_regenerate, read_bundle
@@ -65,6 +65,8 @@ def check_arguments(args):
     out = os.path.abspath(args.out)
     if os.path.exists(out) and not os.path.isdir(out):
         raise CopiesError(f"--out {args.out} is a file, not a folder")
+    if os.path.islink(out) and not os.path.exists(out):
+        raise CopiesError(f"--out {args.out} is a symbolic link to nothing")
     for folder in [args.submissions, *args.known]:
         if inside(out, folder) or inside(folder, out):
             raise CopiesError(f"--out {args.out} and the hand-ins' folder {folder} must not hold one another")
@@ -115,11 +117,6 @@ def build(args, bundle, staging):
     return order
 
 
-def move_into_place(staging, out):
-    for name in OUTPUTS_WRITTEN:
-        os.replace(os.path.join(staging, name), os.path.join(out, name))
-
-
 def main(argv=None):
     args = parse_args(argv)
     try:
@@ -128,16 +125,9 @@ def main(argv=None):
     except (CopiesError, BundleError) as error:
         print(f"copies: {error}", file=sys.stderr)
         return 1
-    made_out = not os.path.isdir(out)
-    os.makedirs(out, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix='.copies-', dir=out)
-    try:
+    with staged(out, '.copies-', beside=False) as staging:
         pairs = build(args, bundle, staging)
-        move_into_place(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if made_out and not os.listdir(out):
-            os.rmdir(out)
+        move_into_place(staging, out, OUTPUTS_WRITTEN)
     flagged = sum(pair.verdict != 'independent' for pair in pairs)
     print(f"copies: {len(pairs)} pairs compared, {flagged} flagged; wrote "
           f"{', '.join(os.path.join(out, name) for name in OUTPUTS_WRITTEN)}")

@@ -2,8 +2,9 @@
 The release command: `./run.sh release --out OUT` (python3 -m instructors.release, src/ on the path).
 
 Everything is built in a temporary folder beside OUT and checked there; only
-a release that passes every check is moved into OUT, so a failed run leaves
-OUT as it was. OUT must be empty or missing, unless --force, which replaces
+a release that passes every check is moved into OUT, all or none (see
+staging.py), so a failed run leaves OUT as it was (an OUT it made is removed
+again). OUT must be empty or missing, unless --force, which replaces
 OUT/student, OUT/autograder and OUT/autograder.zip and keeps anything else.
 """
 
@@ -11,7 +12,6 @@ import argparse
 import os
 import shutil
 import sys
-import tempfile
 
 from assignment.facts import DATA_FILES, TEST_LABELS, TEST_QUESTIONS
 from grading.bundle import BundleError, read_thresholds
@@ -20,6 +20,7 @@ from runtime.inputs import InputError
 from . import checks
 from .autograder import build_autograder, check_test_labels
 from .regions import RegionError
+from ..staging import move_into_place, staged
 from .student import ReleaseError, build_student, require_files
 
 REPO_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -64,6 +65,8 @@ def check_arguments(args):
         raise ReleaseError(f"--tests {args.tests} holds no .py files of hidden tests")
     if os.path.exists(out) and not os.path.isdir(out):
         raise ReleaseError(f"--out {args.out} is a file, not a folder")
+    if os.path.islink(out) and not os.path.exists(out):
+        raise ReleaseError(f"--out {args.out} is a symbolic link to nothing")
     if (REPO_DIR + os.sep).startswith(out + os.sep):
         raise ReleaseError(f"--out {args.out} holds the repository itself; choose a folder of its own")
     if os.path.isdir(out) and os.listdir(out) and not args.force:
@@ -97,32 +100,15 @@ def build(args, staging):
     return cut_count
 
 
-def move_into_place(staging, out):
-    """Move the staged outputs into OUT, replacing earlier ones of the same names."""
-    os.makedirs(out, exist_ok=True)
-    for name in OUTPUTS:
-        target = os.path.join(out, name)
-        if os.path.isdir(target):
-            shutil.rmtree(target)
-        elif os.path.exists(target):
-            os.remove(target)
-        os.replace(os.path.join(staging, name), target)
-
-
 def main(argv=None):
     args = parse_args(argv)
     if args.test_labels is None:
         args.test_labels = os.path.join(args.data, TEST_LABELS)
     try:
         out = check_arguments(args)
-        parent = os.path.dirname(out)
-        os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=".release-", dir=parent)
-        try:
+        with staged(out, ".release-", beside=True) as staging:
             cut_count = build(args, staging)
-            move_into_place(staging, out)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            move_into_place(staging, out, OUTPUTS)
     except (ReleaseError, RegionError, InputError) as error:  # InputError: a corpus the stages refuse
         print(f"release: {error}", file=sys.stderr)
         return 1

@@ -12,6 +12,8 @@ columns below, and also passes every scalar on to TensorBoard when the
 import csv
 import os
 
+from ..atomic_files import replace_when_done
+
 COLUMNS = ('step', 'epoch', 'loss', 'lr', 'tokens', 'seconds')
 CSV_NAME = 'metrics.csv'
 
@@ -34,7 +36,9 @@ class RunRecorder:
     for the same run starts a fresh CSV; when the run resumes from a
     checkpoint of step k (resume_from), the earlier CSV's rows up to step k
     come first (its later rows, from the interrupted run, are dropped: those
-    steps are trained again). TensorBoard keeps every run's events.
+    steps are trained again); the fresh CSV replaces the earlier one whole,
+    so a run that fails before it keeps the earlier rows. TensorBoard keeps
+    every run's events.
     """
 
     def __init__(self, run_dir, use_tensorboard=True):
@@ -55,9 +59,13 @@ class RunRecorder:
         if self.resume_step is not None and os.path.isfile(self.csv_path):
             with open(self.csv_path, newline='', encoding='utf-8') as f:
                 earlier = [row for row in list(csv.reader(f))[1:] if row and float(row[0]) <= self.resume_step]
-        self.csv_file = open(self.csv_path, 'w', newline='', encoding='utf-8')
+
+        def write(temporary):
+            with open(temporary, 'w', newline='', encoding='utf-8') as f:
+                csv.writer(f).writerows([COLUMNS, *earlier])
+        replace_when_done(self.csv_path, write)  # a failure here leaves the earlier rows where they were
+        self.csv_file = open(self.csv_path, 'a', newline='', encoding='utf-8')
         self.csv = csv.writer(self.csv_file)
-        self.csv.writerows([COLUMNS, *earlier])
 
     def add_scalar(self, tag, value, step):
         if self.tensorboard is not None:
