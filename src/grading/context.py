@@ -133,12 +133,13 @@ class Context:
         return found[filename]
 
     def predictions(self, filename, stage):
-        """The lines of the submission's prediction file `filename`, which `./run.sh stage` makes."""
+        """The lines of the submission's prediction file `filename`, which `./run.sh stage` makes: each
+        ends at \\n, \\r\\n or a lone \\r, as Python reads the labels and questions (universal newlines)."""
         text = self.hand_in(self.snapshot.files, filename, stage, "a prediction file")
-        lines = text.split("\n")
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         if lines[-1] == "":
             lines.pop()
-        return [line.rstrip("\r") for line in lines]
+        return lines
 
     def params(self, filename, stage):
         """The path of the private copy of the submission's parameters file `filename`, which `./run.sh stage` makes."""

@@ -7,9 +7,11 @@ files exist, the model size, and what differs from the graded configuration.
 import argparse
 import os
 
-from assignment.facts import BOTTLENECK_DIM, CORPUS, GRADED_MODEL, GRADED_STAGES, GRADED_TRAINING, MAKER, reads
+from assignment.facts import (BLOCK_SIZE, BOTTLENECK_DIM, CORPUS, GRADED_MODEL, GRADED_STAGES, GRADED_TRAINING,
+                              MAKER, reads)
 
 from .inputs import InputError
+from .seeds import SEED_RANGE
 from .training.checkpoint import CHECKPOINT_EVERY
 
 REPO_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -20,6 +22,21 @@ SMALL_MODEL = dict(n_layer=2, n_head=2, n_embd=32)
 SMALL_TRAINING = dict(max_epochs=1, batch_size=32, num_workers=0)
 GRADED_RATES = dict(pretrain_lr=GRADED_TRAINING['pretrain']['learning_rate'],
                     finetune_lr=GRADED_TRAINING['finetune_with_pretraining']['learning_rate'])
+
+
+def number_from(low, high=None, kind=int):
+    """An argparse type: a `kind` number from `low` to `high` (no upper bound if None), or one line saying so."""
+    def parse(text):
+        value = kind(text)
+        if not low <= value or high is not None and not value <= high:  # NaN is neither
+            raise argparse.ArgumentTypeError(f"{text} is not a number from {low} to {high}" if high is not None
+                                             else f"{text} is less than {low}")
+        return value
+    parse.__name__ = kind.__name__  # argparse names the type in "invalid int value: 'x'"
+    return parse
+
+
+POSITIVE = number_from(1)
 
 
 def parse_args(argv):
@@ -34,7 +51,7 @@ def parse_args(argv):
     p.add_argument('--finetune_corpus_path', help="'question<TAB>place' lines to finetune on")
     p.add_argument('--eval_corpus_path', help="questions to answer, with or without '<TAB>place'")
     p.add_argument('--outputs_path', help="where to write the predictions, one a line")
-    p.add_argument('--bottleneck_dim', type=int, default=BOTTLENECK_DIM,
+    p.add_argument('--bottleneck_dim', type=number_from(1, BLOCK_SIZE), default=BOTTLENECK_DIM,
                    help=f"perceiver latents m (default {BOTTLENECK_DIM})")
     p.add_argument('--pretrain_lr', type=float, default=GRADED_RATES['pretrain_lr'])
     p.add_argument('--finetune_lr', type=float, default=GRADED_RATES['finetune_lr'])
@@ -46,12 +63,13 @@ def parse_args(argv):
                         "fp32 elsewhere; fp32: full fp32 products, as the course's code; bf16 made the graded "
                         "pretraining diverge on a GPU)")
     p.add_argument('--compile', action='store_true', help="torch.compile the model for training")
-    p.add_argument('--seed', type=int, help="the run's seed (default: drawn at random, or the recorded one "
-                                            "with --resume; recorded in the run's seed.txt and the params)")
-    p.add_argument('--eval_batch_size', type=int, default=256, help="questions decoded together")
+    p.add_argument('--seed', type=number_from(0, SEED_RANGE - 1),
+                   help="the run's seed (default: drawn at random, or the recorded one with --resume; recorded in "
+                        "the run's seed.txt and the params)")
+    p.add_argument('--eval_batch_size', type=POSITIVE, default=256, help="questions decoded together")
     p.add_argument('--resume', action='store_true', help="continue from the run's last checkpoint "
                                                          "(<experiments_dir>/<run>/checkpoint.pt)")
-    p.add_argument('--checkpoint_every', type=int, default=CHECKPOINT_EVERY,
+    p.add_argument('--checkpoint_every', type=POSITIVE, default=CHECKPOINT_EVERY,
                    help=f"steps between checkpoints (default {CHECKPOINT_EVERY}; also one at each epoch's end)")
     stage = p.add_argument_group("a graded stage of run.sh, in place of --function, --variant and the paths")
     stage.add_argument('--stage', choices=sorted(GRADED_STAGES))
@@ -65,8 +83,9 @@ def parse_args(argv):
                        help="n_layer %(n_layer)d, n_head %(n_head)d, n_embd %(n_embd)d" % SMALL_MODEL
                             + ", %(max_epochs)d epoch, batch %(batch_size)d, no loader workers" % SMALL_TRAINING)
     for name in ('n_layer', 'n_head', 'n_embd', 'max_epochs', 'batch_size'):
-        small.add_argument('--' + name, type=int, help="override (default: graded value, or --small's)")
-    small.add_argument('--dropout', type=float, help="every dropout probability (default: the model's, 0.1)")
+        small.add_argument('--' + name, type=POSITIVE, help="override (default: graded value, or --small's)")
+    small.add_argument('--dropout', type=number_from(0, 1, float),
+                       help="every dropout probability (default: the model's, 0.1)")
     args = p.parse_args(argv)
     args.configuration = configuration(args)
     if args.stage:

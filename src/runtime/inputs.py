@@ -48,6 +48,8 @@ def read_text(path, option, what):
             return f.read()
     except UnicodeDecodeError as error:
         raise InputError(f"{path} is not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise InputError(f"cannot read {path} ({error.strerror or type(error).__name__}, {option})") from None
 
 
 def pretraining_dataset(path):
@@ -71,7 +73,9 @@ def read_questions(path, option, vocabulary, finetuning):
     only, and the places (None for a questions-only file). Blank lines are
     skipped. Every character the model will read must be in the vocabulary:
     for finetuning that is the ASCII part of each line (NameDataset keeps
-    ASCII only), for evaluation the question.
+    ASCII only), for evaluation the question. A labelled line needs a
+    question and a place (evaluate_places would read a line without one as
+    unlabelled), and a finetuning line must fit a block with its two MASKs.
     """
     text = read_text(path, option, "question file")
     lines = [(number, line if finetuning else line.rstrip('\r'))
@@ -90,6 +94,14 @@ def read_questions(path, option, vocabulary, finetuning):
                              f"either every line is 'question<TAB>place' or none is")
         question, _, place = line.partition('\t')
         read = line.replace('\t', '').encode('ascii', errors='ignore').decode() if finetuning else question
+        for name, text in (('question', question), ('place', place)) if labelled else ():
+            kept = text.encode('ascii', errors='ignore').decode() if finetuning else text
+            if not kept.strip():
+                raise InputError(f"{path} line {number}: the {name} is empty"
+                                 + (" once its non-ASCII characters are dropped" if text.strip() else ""))
+        if finetuning and len(read) + 2 > BLOCK_SIZE:
+            raise InputError(f"{path} line {number}: question and place are {len(read)} characters, but with their "
+                             f"two MASKs at most {BLOCK_SIZE - 2} fit a block of {BLOCK_SIZE}")
         unknown = set(read) - set(vocabulary)
         if unknown:
             raise InputError(f"{path} line {number}: characters not in the pretraining corpus's "

@@ -18,7 +18,7 @@ from .atomic_files import replace_when_done
 from .inputs import InputError
 
 SEED_FILE = 'seed.txt'
-SEED_RANGE = 2 ** 31  # set_seed hands the seed to numpy, which takes seeds below 2**32
+SEED_RANGE = 2 ** 31  # every seed, drawn, given or recorded, is below it: set_seed hands seed + rank to numpy (< 2**32)
 
 
 def drawn_seed(processes):
@@ -34,11 +34,16 @@ def recorded_seed(run_dir):
     path = os.path.join(run_dir, SEED_FILE)
     try:
         with open(path, encoding='utf-8') as f:
-            return int(f.read())
+            seed = int(f.read())
     except FileNotFoundError:
         raise InputError(f"no seed is recorded with the run at {path}: resume with the run's --seed") from None
+    except OSError as error:
+        raise InputError(f"cannot read {path} ({error.strerror}): resume with the run's --seed") from None
     except ValueError:
-        raise InputError(f"{path} does not hold a seed: resume with the run's --seed") from None
+        seed = None
+    if seed is None or not 0 <= seed < SEED_RANGE:
+        raise InputError(f"{path} does not hold a seed: resume with the run's --seed")
+    return seed
 
 
 def run_seed(given, resume, run_dir, processes):

@@ -80,6 +80,8 @@ class EpochBatches:
     pass, and `position` counts the global batches of the current epoch already yielded."""
 
     def __init__(self, dataset, batch_size, collate_fn, num_workers, seed=0, rank=0, world=1, pin_memory=False):
+        if batch_size < 1:
+            raise ValueError(f"the batch size {batch_size} is not a positive number")
         if batch_size % world:
             raise ValueError(f"the batch size {batch_size} is not a multiple of the {world} processes: "
                              f"choose a number of processes that divides it")
