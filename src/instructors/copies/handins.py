@@ -11,13 +11,14 @@ or a --known folder) holds either
 
 Only the parameters and prediction files among the deliverables are read:
 from a folder, regular files reached through no symbolic link; from a zip,
-its members, which are never extracted except into a scratch folder when a
-parameters file must be handed to the regeneration. Anything else is
-ignored; what cannot be read is one line of the report's list of inputs
-not compared.
+its members that are not symbolic links, which are never extracted except
+into a scratch folder when a parameters file must be handed to the
+regeneration. Anything else is ignored; what cannot be read, or is a link,
+is one line of the report's list of inputs not compared.
 """
 
 import os
+import stat
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -90,6 +91,12 @@ def folder_files(path, problems, label):
     return files
 
 
+def is_link(info):
+    """Whether zip member `info` is a symbolic link (by the Unix mode bits it carries): its data is then
+    the path it leads to, not a deliverable."""
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
 def zip_files(path, problems, label):
     """{deliverable: member name} of a hand-in zip (None when the zip cannot be read)."""
     try:
@@ -103,7 +110,9 @@ def zip_files(path, problems, label):
         member = next((m for m in (name, f"{SUBFOLDER}/{name}") if m in members), None)
         if member is None:
             continue
-        if too_large(name, members[member].file_size):
+        if is_link(members[member]):
+            problems.append(f"{label}: {member} is a symbolic link: not read")
+        elif too_large(name, members[member].file_size):
             problems.append(f"{label}: {member} is too large to be a {os.path.splitext(name)[1][1:]} file: not read")
         else:
             files[name] = member
