@@ -42,6 +42,8 @@ def need_output_folder(path, option):
 
 
 def read_text(path, option, what):
+    """The text of the file at `path`, its line ends read as \n (\r\n and a lone \r too, as Python's
+    text mode reads them), or InputError naming `option` and `what` it is."""
     need_file(path, option, what)
     try:
         with open(path, encoding='utf-8') as f:
@@ -78,8 +80,7 @@ def read_questions(path, option, vocabulary, finetuning):
     unlabelled), and a finetuning line must fit a block with its two MASKs.
     """
     text = read_text(path, option, "question file")
-    lines = [(number, line if finetuning else line.rstrip('\r'))
-             for number, line in enumerate(text.split('\n'), start=1) if line.strip()]
+    lines = [(number, line) for number, line in enumerate(text.split('\n'), start=1) if line.strip()]
     if not lines:
         raise InputError(f"{path} has no questions")
     labelled = finetuning or '\t' in lines[0][1]
@@ -105,7 +106,7 @@ def read_questions(path, option, vocabulary, finetuning):
         unknown = set(read) - set(vocabulary)
         if unknown:
             raise InputError(f"{path} line {number}: characters not in the pretraining corpus's "
-                             f"vocabulary: {shown(unknown)}{' (Windows line ends?)' if chr(13) in unknown else ''}")
+                             f"vocabulary: {shown(unknown)}")
         questions.append(question)
         places.append(place)
     return questions, places if labelled else None
