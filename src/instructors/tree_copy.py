@@ -11,8 +11,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-COPIED = ('src', 'tests', 'data', 'run.sh', 'pyproject.toml', 'grader.py')
-NOT_COPIED = shutil.ignore_patterns('__pycache__', '*.pyc', '*.params', '*.predictions', 'mingpt-demo')
+COPIED = ('src', 'tests', 'data', 'notebooks', 'docs', 'run.sh', 'pyproject.toml', 'grader.py', 'environment.yml',
+          'requirements.txt', 'LICENSE', 'README.md', 'CONTRIBUTING.md')  # what the release and the docs' tests read
+NOT_COPIED = shutil.ignore_patterns('__pycache__', '*.pyc', '*.params', '*.predictions')
 
 
 def tree_copy(root=ROOT, prefix='mutate-'):
