@@ -2,10 +2,22 @@
 The seeded batches (src/runtime/training/batches.py) across a resume: a pass resumed
 at a batch of an epoch yields what an uninterrupted run's pass yields from
 there, and counts its position from there, so the checkpoints it writes
-let a second resume in the same epoch start at the right batch.
+let a second resume in the same epoch start at the right batch. Across
+processes, every example is visited once, in file order, in global batches
+that depend neither on the number of processes nor on the resume point (a
+hypothesis property, derandomized so that CI sees the same examples on every
+run); a batch size the processes cannot share is refused in one line.
 """
 
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from runtime.training.batches import EpochBatches
+
+from runtime_helpers import EDGE
 
 
 def epoch_batches():
@@ -24,3 +36,42 @@ def test_a_resumed_pass_yields_and_counts_as_the_uninterrupted_one():
     resumed.start_at(1, 2)
     assert passes(resumed, 2) == [uninterrupted[1][2:], uninterrupted[2]]
     assert [position for _, position in uninterrupted[1]] == [1, 2, 3, 4, 5]
+
+
+def global_batches(size, batch_size, world, skip):
+    """The global batches of one epoch from batch `skip` on, joined from every process's loader batches."""
+    per_rank = []
+    for rank in range(world):
+        batches = EpochBatches(list(range(size)), batch_size, collate_fn=list, num_workers=0, rank=rank, world=world)
+        batches.start_at(0, skip)
+        length = len(batches)
+        per_rank.append(list(batches))
+        assert len(per_rank[-1]) == length == math.ceil(size / batch_size) - skip
+    return [sorted(i for part in parts for i in part) for parts in zip(*per_rank)], per_rank
+
+
+@EDGE
+@given(size=st.integers(0, 40), batch_size=st.integers(1, 12), world=st.integers(1, 6), data=st.data())
+def test_every_example_is_visited_once_in_file_order_in_the_same_global_batches(size, batch_size, world, data):
+    """Kills a sampler that drops the last partial batch, repeats or skips an example, takes another
+    process's share, or makes global batches that depend on the number of processes or the resume point;
+    and a combination the processes cannot share accepted, or refused in more than one line."""
+    accepted = batch_size % world == 0 and not 0 < size % batch_size < world
+    if not accepted:
+        with pytest.raises(ValueError) as refused:
+            EpochBatches(list(range(size)), batch_size, collate_fn=list, num_workers=0, world=world)
+        assert "\n" not in str(refused.value)
+        return
+    skip = data.draw(st.integers(0, math.ceil(size / batch_size)))
+    joined_batches, per_rank = global_batches(size, batch_size, world, skip)
+    starts = range(skip * batch_size, size, batch_size)
+    assert joined_batches == [list(range(start, min(start + batch_size, size))) for start in starts]
+    for rank, batches in enumerate(per_rank):
+        assert batches == [list(range(start, min(start + batch_size, size)))[rank::world] for start in starts]
+
+
+@pytest.mark.parametrize("batch_size", [0, -4])
+def test_a_batch_size_below_one_is_refused_in_one_line(batch_size):
+    """Kills a zero batch size reaching a division (ZeroDivisionError) or the DataLoader's own traceback."""
+    with pytest.raises(ValueError, match=f"^the batch size {batch_size} is not a positive number$"):
+        EpochBatches(list(range(4)), batch_size, collate_fn=list, num_workers=0)

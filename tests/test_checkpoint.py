@@ -2,8 +2,10 @@
 What a checkpoint (src/runtime/training/checkpoint.py) promises beyond a resumed run's
 parameters, each of which a run on one process without a crash cannot show:
 its data reaches the disk before the rename, it holds every process's random
-generators and gives each process its own back, and Ctrl-C is the
-checkpointer's only while it trains.
+generators and gives each process its own back, Ctrl-C is the
+checkpointer's only while it trains, and a save that fails (Ctrl-C, a full
+disk, a rename refused) leaves the earlier checkpoint to resume from and no
+temporary.
 """
 
 import os
@@ -16,6 +18,8 @@ import pytest
 import torch
 
 from runtime.training import checkpoint
+
+from runtime_helpers import DISK_FULL, leftovers, raising
 
 
 def test_the_temporary_checkpoint_is_fsynced_before_it_is_renamed(tmp_path, monkeypatch):
@@ -117,3 +121,31 @@ def test_ctrl_c_is_the_checkpointers_only_while_it_trains(tmp_path, former_sigin
             raise RuntimeError("training failed")
     os.kill(os.getpid(), signal.SIGINT)
     assert former_sigint == [signal.SIGINT]
+
+
+def half_saved(state, f, *args, **kwargs):
+    """torch.save that writes part of a file, then is stopped by Ctrl-C."""
+    f.write(b"PK\x03\x04 half a checkpoint")
+    raise KeyboardInterrupt
+
+
+CHECKPOINT_FAILURES = {
+    "Ctrl-C while saving": (torch, "save", half_saved),
+    "disk full at the sync": (os, "fsync", raising(DISK_FULL)),
+    "the rename refused": (os, "replace", raising(DISK_FULL)),
+}
+
+
+@pytest.mark.parametrize("failure", list(CHECKPOINT_FAILURES))
+def test_a_checkpoint_save_that_fails_leaves_the_earlier_one_to_resume_from(tmp_path, monkeypatch, failure):
+    """Kills a checkpoint written in place (a resume then reads half a file, or none), and a temporary
+    left beside it at any exit of the save, Ctrl-C included."""
+    path, identity = str(tmp_path / checkpoint.CHECKPOINT_NAME), {"run": "vanilla_pretrain"}
+    checkpoint.save_atomically({"identity": identity, "step": 500}, path)
+    with monkeypatch.context() as patch, pytest.raises((OSError, KeyboardInterrupt)):
+        patch.setattr(*CHECKPOINT_FAILURES[failure])
+        checkpoint.save_atomically({"identity": identity, "step": 1000}, path)
+    assert os.listdir(tmp_path) == [checkpoint.CHECKPOINT_NAME]
+    assert checkpoint.read_checkpoint(path, identity)["step"] == 500
+    checkpoint.save_atomically({"identity": identity, "step": 1000}, path)
+    assert checkpoint.read_checkpoint(path, identity)["step"] == 1000 and not leftovers(tmp_path)

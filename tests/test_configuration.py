@@ -3,14 +3,18 @@ The configuration stamp (src/runtime/command_line.py): a run says, and its
 parameters carry, every setting that differs from the graded configuration,
 each once at the value the run used, so a run that is not the graded one is
 never stamped as graded (collect_submission would hand it in) and is written
-to smoke/ rather than where the hand-in is collected from.
+to smoke/ rather than where the hand-in is collected from. And each number
+the command line takes is accepted at its limit and refused one past it,
+in one line.
 """
 
 from pathlib import Path
 
 import pytest
 
+from assignment.facts import BLOCK_SIZE
 from runtime import command_line
+from runtime.seeds import SEED_RANGE
 
 
 @pytest.fixture(autouse=True)
@@ -48,3 +52,25 @@ def test_a_size_given_beside_small_is_stamped_once_at_its_value():
     assert stage_args("--small").configuration == small
     assert stage_args("--small", "--n_layer", "3").configuration == small.replace("n_layer=2", "n_layer=3")
     assert stage_args("--small", "--batch_size", "16").configuration == small.replace("batch_size=32", "batch_size=16")
+
+
+def parsed(*argv):
+    return command_line.parse_args(["--function", "evaluate", "--variant", "perceiver", *argv])
+
+
+@pytest.mark.parametrize("option, refused, accepted", [
+    *[(f"--{name}", "0", "1") for name in ("n_layer", "n_head", "n_embd", "max_epochs", "batch_size",
+                                           "eval_batch_size", "checkpoint_every")],
+    ("--bottleneck_dim", "0", "1"), ("--bottleneck_dim", str(BLOCK_SIZE + 1), str(BLOCK_SIZE)),
+    ("--seed", "-1", "0"), ("--seed", str(SEED_RANGE), str(SEED_RANGE - 1)),
+    ("--dropout", "-0.01", "0"), ("--dropout", "1.01", "1"), ("--dropout", "nan", "0.5"),
+])
+def test_each_number_is_accepted_at_its_limit_and_refused_one_past_it(capsys, option, refused, accepted):
+    """Kills a number that reaches the run past its limit (n_head 0 divides by zero, batch_size 0 and
+    eval_batch_size 0 end in tracebacks, a bottleneck past the block, a seed numpy refuses, a dropout
+    torch refuses), and a limit that refuses its own edge."""
+    assert getattr(parsed(option, accepted), option[2:]) == float(accepted)
+    with pytest.raises(SystemExit) as exit:
+        parsed(option, refused)
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert exit.value.code == 2 and len(errors) == 1 and f"error: argument {option}: {refused} is " in errors[0]

@@ -1,6 +1,8 @@
 """
 grader.py's command line (grading/cli.py): the options, the bundle or the
-local check, the usage errors, the listing, the exit statuses.
+local check, the usage errors, the listing, the exit statuses, and its
+results.json, which an interrupted grading or a failed write leaves as it
+was and a path that cannot be written refuses before the tests run.
 """
 
 import json
@@ -14,6 +16,7 @@ import pytest
 from grading import bundle, cli, registry
 
 from grading_helpers import result, write
+from runtime_helpers import DISK_FULL, leftovers, raising, then_raising, tree
 
 
 # ---- the command line --------------------------------------------------------------------------
@@ -230,3 +233,52 @@ def test_the_command_line_loads_the_bundles_tests_and_lists_them(command_line, t
     assert command_line("--hidden", str(tmp_path / "bundle")) == 2
     assert capsys.readouterr().err == (f"grader: {tmp_path / 'bundle' / 'tests' / 'broken.py'} does not import: "
                                        "ModuleNotFoundError: No module named 'no_such_module_here'\n")
+
+
+# ---- the grader's results.json -----------------------------------------------------------------
+
+def test_an_interrupted_grading_leaves_the_earlier_results_and_the_next_one_writes_them(command_line, tmp_path,
+                                                                                       monkeypatch):
+    """Kills results.json written (or emptied) before the tests end: Ctrl-C or SIGTERM must leave the
+    earlier file, which run_autograder replaces by a score of 0 only when there is none."""
+    results = tmp_path / "results" / "results.json"
+    results.parent.mkdir()
+    results.write_text('{"score": 1.0}')
+    with monkeypatch.context() as patch:
+        patch.setattr(RecordingSuite, "run", raising(KeyboardInterrupt()))
+        assert command_line("--json", str(results)) == 130
+    assert tree(results.parent) == {"results.json": b'{"score": 1.0}'}
+    assert command_line("--json", str(results)) == 0
+    assert json.loads(results.read_text())["score"] == 7.0 and os.listdir(results.parent) == ["results.json"]
+
+
+@pytest.mark.parametrize("kind", ["earlier results", "folders made"])
+def test_results_that_cannot_be_written_leave_what_was_there_and_the_next_run_writes_them(command_line, tmp_path,
+                                                                                         monkeypatch, kind):
+    """Kills results.json written in place (half a document where the earlier one was), its
+    .partial file left, or the folders made for it left behind empty."""
+    results = tmp_path / ("made/results" if kind == "folders made" else "results") / "results.json"
+    if kind == "earlier results":
+        results.parent.mkdir()
+        results.write_text('{"score": 1.0}')
+    before = tree(tmp_path)
+    with monkeypatch.context() as patch, pytest.raises(OSError):
+        patch.setattr(json, "dump", then_raising(json.dump, DISK_FULL))
+        command_line("--json", str(results))
+    assert tree(tmp_path) == before
+    assert command_line("--json", str(results)) == 0
+    assert json.loads(results.read_text())["score"] == 7.0 and not leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("where", ["a folder", "under a file"])
+def test_a_results_path_that_cannot_be_written_is_refused_before_the_tests_run(command_line, tmp_path, capsys,
+                                                                               where):
+    """Kills a --json path found unwritable only once every test has run (a traceback, and the whole
+    grading lost), or a folder there replaced by the results."""
+    (tmp_path / "taken").mkdir() if where == "a folder" else (tmp_path / "taken").write_text("a file")
+    results = tmp_path / "taken" / ("" if where == "a folder" else "results.json")
+    before = tree(tmp_path)
+    assert command_line("--json", str(results)) == 2
+    assert RecordingSuite.made == [] and tree(tmp_path) == before
+    err = capsys.readouterr().err
+    assert err.startswith(f"grader: --json {results}: ") and err.count("\n") == 1, err

@@ -1,7 +1,9 @@
 """
 A test's context (grading/context.py): probes run through the runner, the
 reference through the trusted process, the hand-in's files, the bundle's
-answers and the test's thresholds.
+answers and the test's thresholds. A prediction file reads as its
+predictions whatever its line ends (a hypothesis property, derandomized so
+that CI sees the same examples on every run).
 """
 
 import os
@@ -9,6 +11,8 @@ import time
 import types
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from grading import context
 from grading.bundle import BundleError, HiddenBundle
@@ -17,7 +21,8 @@ from grading.context import TestFailure as Failed
 from grading.registry import GradedTest
 from grading.runner import Limits, ProbeOutcome
 
-from grading_helpers import write
+from grading_helpers import STAGE_FILE, scoring_context, write
+from runtime_helpers import EDGE, joined, line_ends, path_of
 
 
 def test_check_fails_with_the_message():
@@ -201,3 +206,22 @@ def test_the_bundle_answers_questions_and_thresholds(tmp_path):
     assert local.answers("dev.tsv") == ["A1", "A2"]
     with pytest.raises(NotGraded, match=f"^{GRADED_ON_SUBMISSION}: it needs the labels of test.tsv$"):
         local.answers("test.tsv")
+
+
+# ---- prediction files at their edges: every line ending -----------------------------------------
+
+predictions_lists = st.lists(st.text(" \tLondoné\x0c\x85\u2028", max_size=6), max_size=6)
+
+
+@EDGE
+@given(predicted=predictions_lists, data=st.data())
+def test_a_prediction_file_reads_as_its_predictions_whatever_its_line_ends(tmp_path_factory, predicted, data):
+    """Kills a lone \\r not ending a prediction, a \\r left on one, a blank line (an empty prediction)
+    dropped, a missing last line end losing the last prediction, and a split at a Unicode line separator
+    (\\x0c, \\x85, \\u2028: characters a prediction may hold)."""
+    ends, last = data.draw(line_ends(len(predicted)))
+    last = last or not predicted or predicted[-1] == ""  # without its end an empty last line is no line
+    folder = tmp_path_factory.mktemp("hand_in")
+    path_of(folder, STAGE_FILE, joined(predicted, ends, last))
+    snapshot = Snapshot(str(folder), str(tmp_path_factory.mktemp("private")))
+    assert scoring_context(snapshot, []).predictions(STAGE_FILE, "stage") == predicted

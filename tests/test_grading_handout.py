@@ -2,8 +2,12 @@
 The probes and judges of this assignment's grading (src/grading/handout/),
 tested in-process: the probes run on the reference package (src/submission)
 and the judges read plain data, either the probes' answers or answers made
-up to be wrong in one way each. (The rest of the suite runs grader.py in
-other processes, which a mutation run cannot trace to a function.)
+up to be wrong in one way each. The prediction judges are held at their
+edges too: files with any line ends, a line more or fewer than the
+questions, accuracies and agreements exactly at their thresholds
+(hypothesis properties, derandomized so that CI sees the same examples on
+every run). (The rest of the suite runs grader.py in other processes, which
+a mutation run cannot trace to a function.)
 """
 
 import importlib.util
@@ -11,17 +15,24 @@ import math
 import os
 import sys
 import types
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 import submission
 from assignment import facts, not_written_yet
 from grading import BundleError, NotGraded
-from grading.bundle import HiddenBundle
+from grading.bundle import HiddenBundle, read_labels
 from grading.context import TestFailure as Failed
 from grading.handout import answers, configs, corpora, models, predictions, spans
+from grading.handout import predictions as judges
+
+from grading_helpers import STAGE_FILE, scoring_context
+from runtime_helpers import EDGE, joined, line_ends, path_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -887,6 +898,94 @@ def test_the_reference_regenerates_its_own_predictions(tmp_path):
     assert found["shapes"]["tok_emb.weight" if "tok_emb.weight" in found["shapes"] else next(iter(found["shapes"]))]
     assert found["fingerprint"] == models.fingerprint(
         models.build_model(submission, "vanilla", len(vocabulary), size)[0], len(vocabulary), 5)
+
+
+# ---- prediction scores at their edges: line ends, line counts, thresholds ------------------------------
+
+def snapshot_of(files):
+    """A snapshot of the hand-in's prediction files `files` (name -> text), as read."""
+    return types.SimpleNamespace(folder="/hand_in", files=files, params={})
+
+
+@EDGE
+@given(count=st.integers(1, 8), data=st.data())
+def test_labels_and_predictions_with_any_line_ends_score_as_written(tmp_path_factory, count, data):
+    """Kills a label or prediction misread at a \\r\\n or lone \\r (a right answer scored wrong, or the
+    count off by one)."""
+    places = [f"P{i}" for i in range(count)]
+    correct = data.draw(st.integers(0, count))
+    predicted = places[:correct] + ["x"] * (count - correct)
+    folder = tmp_path_factory.mktemp("score")
+    labels = read_labels(path_of(folder, "birth_dev.tsv", joined([f"Where was {p} born?\t{p}" for p in places],
+                                                                    *data.draw(line_ends(count)))))
+    files = {STAGE_FILE: joined(predicted, *data.draw(line_ends(count)))}
+    summary = judges.score_predictions(scoring_context(snapshot_of(files), labels), STAGE_FILE)
+    assert summary == f"{correct} of {count} correct ({100 * correct / count:.1f}%)"
+
+
+@EDGE
+@given(count=st.integers(1, 8), off=st.sampled_from([-1, 1, "empty"]), ends=st.data())
+def test_a_file_with_a_line_more_or_fewer_or_none_is_refused_naming_the_stage(count, off, ends):
+    """Kills predictions paired with the wrong questions when the file is a line short or long, and an
+    empty file scored as all wrong rather than refused."""
+    lines = 0 if off == "empty" else count + off
+    text = joined(["London"] * lines, *ends.draw(line_ends(lines)))
+    ctx = scoring_context(snapshot_of({STAGE_FILE: text}), [(f"Q{i}", "London") for i in range(count)])
+    with pytest.raises(Failed, match=f"^{STAGE_FILE} has {lines} predictions for {count} questions in "
+                                     "birth_dev.tsv: rerun ./run.sh vanilla_eval_dev_with_pretrain$"):
+        judges.score_predictions(ctx, STAGE_FILE)
+
+
+DENOMINATORS = [1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1000]  # k/n is a 3-digit decimal
+
+
+@st.composite
+def at_a_threshold(draw):
+    """(n, k, a threshold as a JSON file gives it, the same as a fraction, a count): the threshold is k/n,
+    or 0.001 below it, strictly between two counts where n < 1000; the count is k - 1, k or k + 1."""
+    n = draw(st.sampled_from(DENOMINATORS))
+    k = draw(st.integers(0, n))
+    thousandths = k * (1000 // n) - draw(st.integers(0, min(1, k)))
+    count = draw(st.sampled_from([c for c in (k - 1, k, k + 1) if 0 <= c <= n]))
+    return n, k, float(f"{thousandths}e-3"), Fraction(thousandths, 1000), count
+
+
+def passes(judge, *args):
+    """Whether judge(*args) passes rather than fails the test."""
+    try:
+        judge(*args)
+    except Failed:
+        return False
+    return True
+
+
+@EDGE
+@given(edge=at_a_threshold())
+def test_an_accuracy_at_its_threshold_meets_it_and_one_answer_fewer_does_not(edge):
+    """Kills a threshold compared with > (a file exactly at it failed) or with rounding that lets one
+    answer too few pass, for min_accuracy and for min_correct."""
+    n, k, threshold, exact, correct = edge
+    answers = [f"P{i}" for i in range(n)]
+    predicted = answers[:correct] + ["x"] * (n - correct)
+    assert passes(judges.accuracy_summary, predicted, answers, {"min_accuracy": threshold}, "f") == \
+        (Fraction(correct, n) >= exact)
+    assert passes(judges.accuracy_summary, predicted, answers, {"min_correct": k}, "f") == (correct >= k)
+
+
+@EDGE
+@given(edge=at_a_threshold())
+def test_a_file_agreeing_exactly_at_min_agreement_passes_and_one_answer_less_fails(edge):
+    """Kills an agreement check that refuses a file exactly at min_agreement or lets one more differing
+    answer through (floating-point rounding of (1 - agreement) * n)."""
+    n, _, agreement, exact, agreeing = edge
+    answers = [f"P{i}" for i in range(n)]
+    file = "".join(f"{a}\n" for a in answers[:agreeing]) + "x\n" * (n - agreeing)
+    ctx = scoring_context(snapshot_of({STAGE_FILE: file}), [(f"Q{i}", a) for i, a in enumerate(answers)],
+                          mode="regenerate", thresholds={"min_agreement": agreement})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(judges, "regenerate", lambda ctx, stage, vocabulary: (answers, "regenerated"))
+        passed = passes(judges.score_predictions, ctx, STAGE_FILE)
+    assert passed == (Fraction(agreeing, n) >= exact)
 
 
 # ---- span corruption examples ------------------------------------------------------------------

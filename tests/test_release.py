@@ -29,6 +29,8 @@ from stages import collect_submission
 from runtime.params import stamp
 from submission import GPT, CharCorruptionDataset, GPTConfig, TrainerConfig, helper
 
+from runtime_helpers import write_data
+
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = REPO / "src" / "submission"
 DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
@@ -50,20 +52,6 @@ def run_python(args, cwd=REPO, env=None, timeout=300):
 def run_release(out, data, *extra):
     """`python3 -m instructors.release --out OUT [--data DATA] extra...`; data None means the default, the repository's data/."""
     return run_python(["-m", "instructors.release", "--out", str(out), *(["--data", str(data)] if data else []), *extra])
-
-
-def write_data(folder, corpus, train, dev):
-    """A course-shaped data folder from a generated corpus; returns its test labels path."""
-    folder.mkdir()
-    lines = corpus.questions.splitlines(keepends=True)
-    (folder / "wiki.txt").write_text(corpus.wiki, encoding="utf-8")
-    (folder / "birth_places_train.tsv").write_text("".join(lines[:train]), encoding="utf-8")
-    (folder / "birth_dev.tsv").write_text("".join(lines[train:train + dev]), encoding="utf-8")
-    test = lines[train + dev:]
-    (folder / "birth_test_inputs.tsv").write_text("".join(line.split("\t")[0] + "\n" for line in test),
-                                                  encoding="utf-8")
-    (folder / "birth_test.tsv").write_text("".join(test), encoding="utf-8")
-    return folder / "birth_test.tsv"
 
 
 def fraction_right(answers):

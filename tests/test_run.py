@@ -16,8 +16,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
-import types
 from pathlib import Path
 
 import pytest
@@ -31,7 +29,6 @@ from runtime.decoding import predict_places_plain
 from runtime.inputs import pretraining_dataset
 from runtime.params import stamp, vocabulary_string
 from runtime.training import records
-from runtime.training.duration import DurationEstimate
 from stages import london_baseline, plot
 from submission import GPT, GPTConfig, helper
 from submission.dataset import CharCorruptionDataset
@@ -594,34 +591,6 @@ def test_an_unwritten_span_corruption_is_named_before_its_traceback(inputs, tmp_
     assert status == 1
     assert errors == ["run.py: error: part (e): CharCorruptionDataset.__getitem__ raises NotImplementedError: "
                       "it is not written yet"]
-
-
-def test_a_long_cpu_run_says_how_long_it_will_take(capsys):
-    """After its first steps a graded run on the CPU estimates the whole run, once, and suggests
-    SMALL=1 or a GPU when that is over an hour."""
-    trainer = types.SimpleNamespace(step=0, device="cpu", train_dataset=range(2000),
-                                    config=types.SimpleNamespace(max_epochs=650, batch_size=128))
-    estimate = DurationEstimate(after_steps=2)
-    for step in range(1, 8):
-        trainer.step = step
-        estimate(trainer, 'step')
-        time.sleep(0.05)
-    lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 1 and "the 10400 steps of this run take about" in lines[0]
-    hours = float(lines[0].split("take about ")[1].split(" hours")[0])
-    assert 0.1 <= hours <= 0.5 and "SMALL=1" not in lines[0]  # 0.05 s a step: about 0.14 hours
-    trainer.config.max_epochs = 65000
-    estimate, trainer.step = DurationEstimate(after_steps=2), 0
-    for step in range(1, 5):
-        trainer.step = step
-        estimate(trainer, 'step')
-        time.sleep(0.05)
-    assert "use SMALL=1; train for grading on a GPU" in capsys.readouterr().err
-    estimate = DurationEstimate(after_steps=2)  # a resumed run: its steps start far from 1
-    for step in range(501, 505):
-        trainer.step = step
-        estimate(trainer, 'step')
-    assert len(capsys.readouterr().err.splitlines()) == 1
 
 
 def test_score_dev_grades_the_dev_files_with_the_hidden_tests_and_their_thresholds(tmp_path):

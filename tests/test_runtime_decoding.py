@@ -1,7 +1,8 @@
 """
 The decoder (src/runtime/decoding/): batched, cached decoding against the
-one-at-a-time loop, on tiny random models. Each test's docstring says what
-it kills.
+one-at-a-time loop, on tiny random models, at every edge of the prompt's
+length too (one character, the latents, the longest prompt decoded
+uncropped, the block and past it). Each test's docstring says what it kills.
 """
 
 import copy
@@ -11,6 +12,8 @@ import types
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assignment.facts import MASK_CHAR, PAD_CHAR
 from runtime import decoding
@@ -20,6 +23,10 @@ from runtime.decoding.greedy import CacheUnusable, greedy_decode
 from submission import GPT, GPTConfig
 from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.utils import sample
+
+from runtime_helpers import tiny_gpt
+
+pytestmark = pytest.mark.usefixtures("single_thread")  # tiny models: far faster on one thread of a busy CPU
 
 
 ALPHABET = PAD_CHAR + 'a' + MASK_CHAR + 'bcdefghij'  # MASK is id 2: a token these random models write
@@ -256,3 +263,66 @@ def test_the_longest_prompts_are_checked(spread):
     with pytest.raises(CacheUnusable):
         greedy_decode(other, prompts, 5)
 
+
+# ---- at the edges of the prompt's length ------------------------------------------------------------
+
+DECODE_BLOCK, LATENTS = 40, 4
+DECODE_LETTERS = "abcdefgh"
+DECODE_VOCABULARY = types.SimpleNamespace(MASK_CHAR=MASK_CHAR, PAD_CHAR=PAD_CHAR,
+                                          itos=dict(enumerate(PAD_CHAR + MASK_CHAR + DECODE_LETTERS)))
+DECODE_VOCABULARY.stoi = {c: i for i, c in DECODE_VOCABULARY.itos.items()}
+# prompt lengths (question + MASK): one, around the latents, the longest that decodes uncropped (block - 31),
+# one past it, and around the block
+PROMPT_LENGTHS = [1, 2, LATENTS - 1, LATENTS, LATENTS + 1, DECODE_BLOCK - 32, DECODE_BLOCK - 31, DECODE_BLOCK - 30,
+                  DECODE_BLOCK - 1, DECODE_BLOCK, DECODE_BLOCK + 1, 2 * DECODE_BLOCK + 3]
+MODELS = {}
+
+
+def decoding_model(variant):
+    """A tiny GPT of `variant` with weights spread so that its answers differ and some end at a MASK (built once)."""
+    if variant not in MODELS:
+        extra = dict(perceiver=True, bottleneck_dim=LATENTS) if variant == "perceiver" else {}
+        model = tiny_gpt(len(DECODE_VOCABULARY.stoi), DECODE_BLOCK, **extra).eval()
+        noise = torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            for parameter in model.parameters():
+                parameter.add_(0.5 * torch.randn(parameter.shape, generator=noise))
+        MODELS[variant] = model
+    return MODELS[variant]
+
+
+QUESTIONS_AT_THE_EDGES = [(letters * 11)[:length - 1] for length in PROMPT_LENGTHS for letters in ("abcdefgh", "hhgag")]
+ANSWERS = {}
+
+
+def one_at_a_time(variant, question):
+    """The answer of submission.utils.sample's loop, which crops the context to its last block_size ids."""
+    if (variant, question) not in ANSWERS:
+        prompt = torch.tensor([[DECODE_VOCABULARY.stoi[c] for c in question + MASK_CHAR]])
+        completion = "".join(DECODE_VOCABULARY.itos[int(i)] for i in sample(decoding_model(variant), prompt, 32)[0])
+        ANSWERS[variant, question] = prediction_from_completion(completion, MASK_CHAR)
+    return ANSWERS[variant, question]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(questions=st.lists(st.sampled_from(QUESTIONS_AT_THE_EDGES), max_size=6),
+       variant=st.sampled_from(["vanilla", "perceiver"]), batch_size=st.integers(1, 4), stop_at_mask=st.booleans())
+def test_batched_answers_equal_the_one_at_a_time_loop_at_every_prompt_length(questions, variant, batch_size,
+                                                                           stop_at_mask):
+    """Kills a batched decoder that differs from sample at a prompt of one character, at the latents'
+    edge, at the longest prompt decoded uncropped or one past it, or past the block (where sample keeps
+    the LAST block_size characters), and for no question at all."""
+    assert predict_places(decoding_model(variant), questions, DECODE_VOCABULARY, "cpu", batch_size,
+                          stop_at_mask) == [one_at_a_time(variant, q) for q in questions]
+
+
+def test_greedy_decoding_runs_up_to_the_block_and_refuses_one_past_it():
+    """Kills a limit of greedy_decode one short (a prompt that fits refused) or one long (positions past
+    the block)."""
+    model = decoding_model("vanilla")
+    steps = 5
+    prompt = [2 + i % len(DECODE_LETTERS) for i in range(DECODE_BLOCK - steps + 1)]
+    expected = sample(model, torch.tensor([prompt]), steps)[0].tolist()
+    assert greedy_decode(model, [prompt, prompt[:1]], steps)[0] == expected
+    with pytest.raises(AssertionError, match="needs cropping"):
+        greedy_decode(model, [prompt + [2]], steps)

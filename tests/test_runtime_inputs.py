@@ -1,212 +1,35 @@
 """
-The runtime's reading and writing (src/runtime/): whole-or-nothing writes
-(atomic_files.py), the parameters' vocabulary stamp (params.py), and the
-input files and question files (inputs.py). Each test's docstring says what
-it kills; all run in-process on tiny inputs and tiny random models.
+The runtime's input files (src/runtime/inputs.py): the pretraining corpus
+and the question files, read or refused in one line, at the edges of the
+input too (issue 37): zero, one, the limit and one past it, empty and very
+long inputs, every line ending (\\n, \\r\\n, a lone \\r, mixed, with or
+without a last one), unreadable files and links. Where the input space is
+large the promise is a hypothesis property, derandomized so that CI sees
+the same examples on every run. Each test's docstring says what it kills;
+all run in-process on tiny inputs and tiny random models.
 """
 
-import collections
-import datetime
 import os
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
-from assignment.facts import MASK_CHAR, PAD_CHAR
-from runtime import atomic_files
+from assignment.facts import BLOCK_SIZE, MASK_CHAR, PAD_CHAR
 from runtime import inputs
-from runtime import params
 from runtime.inputs import (InputError, chosen_device, need_file, need_output_folder, pretraining_dataset,
                            read_questions, read_text)
+from submission import helper
+from submission.utils import evaluate_places
 
-from runtime_helpers import STOI, VOCABULARY, tiny_model, written
+from runtime_helpers import EDGE, STOI, joined, line_ends, path_of, tiny_gpt, written
 
+pytestmark = pytest.mark.usefixtures("single_thread")  # tiny models: far faster on one thread of a busy CPU
 
-# ---- files: whole or nothing ------------------------------------------------------------------
+LETTERS = " ?ABLWabdehilnorswé"  # é: outside ASCII, inside the vocabulary
+CORPUS = "Ada Lovelace. Where was Ada born? In London.\nBo. Where was Bo born? In Lisbon, as Wes sé.\n"
 
-def failing_predictions(count):
-    """Predictions that raise after `count` of them have been written."""
-    for i in range(count):
-        yield f"place {i}"
-    raise RuntimeError("failed mid-write")
-
-
-def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temporary(tmp_path):
-    """Kills writing in place (a partial file) and a temporary left behind."""
-    path = tmp_path / "dev.predictions"
-    path.write_text("old\n")
-    with pytest.raises(RuntimeError, match="mid-write"):
-        atomic_files.write_predictions(str(path), failing_predictions(3))
-    assert path.read_text() == "old\n"
-    assert os.listdir(tmp_path) == ["dev.predictions"]
-
-
-def test_predictions_are_utf8_one_a_line_with_line_breaks_made_spaces(tmp_path, ascii_locale):
-    """Kills another encoding (the locale's), a changed separator or a line break kept inside a prediction."""
-    path = tmp_path / "dev.predictions"
-    path.write_text("older and longer\n" * 5)
-    atomic_files.write_predictions(str(path), ["Zürich", "New\nYork", "Ca\rir\r\no"])
-    assert path.read_bytes() == "Zürich\nNew York\nCa ir  o\n".encode('utf-8')
-    assert os.listdir(tmp_path) == ["dev.predictions"]
-
-
-def test_the_temporary_file_is_hidden_beside_the_output_and_named_by_process(tmp_path):
-    """Kills a temporary in another folder, or one another process could share."""
-    temporary = atomic_files.temporary_path_beside(str(tmp_path / "a.params"))
-    assert temporary == str(tmp_path / f".a.params.{os.getpid()}.tmp")
-
-# ---- params: the vocabulary stamp ---------------------------------------------------------------
-
-def saved(tmp_path, model, vocabulary=None, configuration=''):
-    """`model`'s parameters saved under tmp_path, stamped with `vocabulary` if given; the path."""
-    if vocabulary is not None:
-        params.stamp(model, vocabulary, configuration)
-    path = tmp_path / "model.params"
-    torch.save(model.state_dict(), path)
-    return str(path)
-
-
-def test_a_stamp_with_the_same_characters_in_another_order_is_refused(tmp_path):
-    """Kills comparing the stamp as a set of characters."""
-    path = saved(tmp_path, tiny_model(), VOCABULARY[::-1])
-    with pytest.raises(InputError, match=r"another vocabulary \(it differs in the order of its characters\)"):
-        params.checked_params(path, tiny_model(), 'vanilla', VOCABULARY)
-
-
-def test_a_stamp_with_other_characters_names_them(tmp_path):
-    """Kills a wrong list of the characters that differ."""
-    path = saved(tmp_path, tiny_model(), VOCABULARY.replace('w', 'z'))
-    with pytest.raises(InputError, match=r"it differs in 'w', 'z'\): use parameters"):
-        params.checked_params(path, tiny_model(), 'vanilla', VOCABULARY)
-
-
-def test_params_of_the_same_vocabulary_are_returned_with_their_stamp(tmp_path):
-    """Kills refusing good params, or losing the stamp on the way."""
-    model = tiny_model()
-    state = params.checked_params(saved(tmp_path, model, VOCABULARY, 'n_layer=1'), tiny_model(), 'vanilla',
-                                  VOCABULARY)
-    stamped = params.read_stamp(state)
-    assert (stamped['vocabulary'], stamped['configuration']) == (VOCABULARY, 'n_layer=1')
-    assert state.keys() == model.state_dict().keys()
-
-
-def test_the_stamp_carries_the_seed_when_one_is_given_and_only_then(tmp_path):
-    """Kills a seed dropped from the stamp, stored under another name or value, or a seed=None
-    stamped on a run whose seed is not known (seed 0 is a seed)."""
-    seeded, unseeded = tiny_model(), tiny_model()
-    params.stamp(seeded, VOCABULARY, '', seed=0)
-    params.stamp(unseeded, VOCABULARY, 'n_layer=1')
-    state = params.checked_params(saved(tmp_path, seeded), tiny_model(), 'vanilla', VOCABULARY)
-    assert params.read_stamp(state) == {'version': 1, 'vocabulary': VOCABULARY, 'configuration': '', 'seed': 0}
-    assert params.read_stamp(unseeded.state_dict()) == {'version': 1, 'vocabulary': VOCABULARY,
-                                                        'configuration': 'n_layer=1'}
-
-
-def test_unstamped_params_are_accepted_and_read_as_unstamped(tmp_path):
-    """Kills requiring a stamp, and a stamp read from the wrong level of the metadata."""
-    state = params.checked_params(saved(tmp_path, tiny_model()), tiny_model(), 'vanilla', VOCABULARY)
-    assert 'vocabulary' not in params.read_stamp(state)
-    assert params.read_stamp({}) == {}
-
-
-def test_the_vocabulary_string_is_in_index_order():
-    """Kills a vocabulary string in another order."""
-    dataset = collections.namedtuple('Dataset', 'itos vocab_size')({0: 'x', 1: 'a', 2: 'm'}, 3)
-    assert params.vocabulary_string(dataset) == 'xam'
-
-
-@pytest.mark.parametrize("variant, saved_as, message", [
-    ('vanilla', 'perceiver', "holds perceiver parameters, but --variant is vanilla"),
-    ('perceiver', 'vanilla', "holds vanilla parameters, but --variant is perceiver"),
-])
-def test_params_of_the_other_variant_are_refused(tmp_path, variant, saved_as, message):
-    """Kills a wrong variant test."""
-    path = saved(tmp_path, tiny_model(perceiver=saved_as == 'perceiver'))
-    with pytest.raises(InputError, match=message):
-        params.checked_params(path, tiny_model(perceiver=variant == 'perceiver'), variant, VOCABULARY)
-
-
-def test_params_of_another_size_name_the_first_misfit_and_the_options(tmp_path):
-    """Kills a misfit missed or its message garbled."""
-    path = saved(tmp_path, tiny_model(n_layer=2))
-    with pytest.raises(InputError, match=r"another size \(blocks.1.attn.key.bias is extra\): check --small"):
-        params.checked_params(path, tiny_model(), 'vanilla', VOCABULARY)
-    with pytest.raises(InputError, match=r"another size \(blocks.1.attn.key.bias is missing\)$"):
-        params.checked_params(saved(tmp_path, tiny_model()), tiny_model(n_layer=2), 'vanilla', VOCABULARY,
-                              size_options='')
-
-
-def test_params_with_a_tensor_of_another_shape_say_both_shapes(tmp_path):
-    """Kills a shape misfit missed."""
-    model = tiny_model()
-    state = model.state_dict()
-    state['head.weight'] = torch.zeros(len(VOCABULARY), 4)
-    path = tmp_path / "odd.params"
-    torch.save(state, path)
-    with pytest.raises(InputError, match=r"\(head.weight is \(20, 4\) there and \(20, 8\) here\)"):
-        params.checked_params(str(path), tiny_model(), 'vanilla', VOCABULARY)
-
-
-def test_params_of_another_vocabulary_size_are_refused(tmp_path):
-    """Kills the vocabulary-size check."""
-    path = saved(tmp_path, tiny_model(vocab_size=len(VOCABULARY) + 1))
-    with pytest.raises(InputError, match="vocabulary of 21 entries, but the pretraining corpus gives 20"):
-        params.checked_params(path, tiny_model(), 'vanilla', VOCABULARY)
-
-
-@pytest.mark.parametrize("content, message", [
-    (b"not parameters", r"^cannot read parameters from .*: not a PyTorch parameters file, or cut short \(\w+: .+\)$"),
-    (None, r"does not hold the parameters of a GPT$"),
-])
-def test_a_file_that_is_not_params_is_refused(tmp_path, content, message):
-    """Kills a file that is no state_dict (or not a GPT's) read as params."""
-    path = tmp_path / "x.params"
-    if content is None:
-        torch.save({'weight': torch.zeros(1)}, path)
-    else:
-        path.write_bytes(content)
-    with pytest.raises(InputError, match=message):
-        params.checked_params(str(path), tiny_model(), 'vanilla', VOCABULARY)
-
-
-def test_missing_params_name_the_option(tmp_path):
-    """Kills a missing params file reaching torch.load, or another default option named."""
-    with pytest.raises(InputError, match=r"parameters file not found: .*none.params \(--params\)"):
-        params.checked_params(str(tmp_path / "none.params"), tiny_model(), 'vanilla', VOCABULARY, '--params')
-    with pytest.raises(InputError, match=r"\(--reading_params_path\)$"):
-        params.checked_params(str(tmp_path / "none.params"), tiny_model(), 'vanilla', VOCABULARY)
-
-
-def test_a_misfit_names_the_size_options_by_default(tmp_path):
-    """Kills another default list of size options."""
-    with pytest.raises(InputError, match=r": check --small, --n_layer, --n_head, --n_embd, --bottleneck_dim$"):
-        params.checked_params(saved(tmp_path, tiny_model(n_layer=2)), tiny_model(), 'vanilla', VOCABULARY)
-
-
-def test_params_holding_more_than_tensors_are_not_unpickled(tmp_path):
-    """Kills loading with weights_only=False (arbitrary objects, and code, from a params file)."""
-    path = tmp_path / "odd.params"
-    torch.save({'tok_emb.weight': torch.zeros(1), 'when': datetime.date(2020, 1, 1)}, path)
-    with pytest.raises(InputError, match=r"or cut short \(UnpicklingError: Weights only load failed"):
-        params.checked_params(str(path), tiny_model(), 'vanilla', VOCABULARY)
-
-
-@pytest.mark.parametrize("message, shown", [
-    ("  " + "x" * 120 + "\nsecond line ", "ValueError: " + "x" * 100),
-    ("first line\nsecond line", "ValueError: first line"),
-    ("", "ValueError"),
-])
-def test_an_unreadable_params_file_gives_the_first_line_of_the_reason(tmp_path, monkeypatch, message, shown):
-    """Kills a garbled, uncut or missing reason."""
-    def failing_load(*args, **kwargs):
-        """torch.load failing with `message`."""
-        raise ValueError(message)
-    monkeypatch.setattr(torch, 'load', failing_load)
-    path = saved(tmp_path, tiny_model())
-    with pytest.raises(InputError) as error:
-        params.checked_params(path, tiny_model(), 'vanilla', VOCABULARY)
-    assert str(error.value) == (f"cannot read parameters from {path}: not a PyTorch parameters file, "
-                                f"or cut short ({shown})")
 
 # ---- inputs: files and question files ---------------------------------------------------------
 
@@ -343,3 +166,174 @@ def test_devices_are_chosen_or_refused_in_one_line(monkeypatch):
     monkeypatch.setattr(torch.backends.mps, 'is_available', lambda: True)
     assert chosen_device('cuda:1') == torch.device('cuda:1')
     assert chosen_device('mps') == torch.device('mps')
+
+
+# ---- question files at their edges: what the stages read (NameDataset, evaluate_places) ---------------
+
+texts = st.text(LETTERS, min_size=1, max_size=10).filter(lambda t: t.encode("ascii", "ignore").decode().strip())
+places = st.builds(str.__add__, texts, st.text("\x85\u2028", max_size=2))  # line breaks to str, not to files
+blank_lines = st.sampled_from(["", " ", " \t ", "\t"])
+
+
+@st.composite
+def question_files(draw, labelled):
+    """(lines of a question file with blank lines among them, the questions, the places or None)."""
+    pairs = draw(st.lists(st.tuples(texts, places), min_size=1, max_size=6))
+    lines = []
+    for question, place in pairs:
+        lines += draw(st.lists(blank_lines, max_size=2)) + [f"{question}\t{place}" if labelled else question]
+    lines += draw(st.lists(blank_lines, max_size=2))
+    return lines, [q for q, _ in pairs], [p for _, p in pairs] if labelled else None
+
+
+@pytest.fixture(scope="module")
+def corpus_dataset(tmp_path_factory):
+    """The pretraining dataset of CORPUS, whose vocabulary holds LETTERS."""
+    return pretraining_dataset(path_of(tmp_path_factory.mktemp("corpus"), "wiki.txt", CORPUS))
+
+
+@EDGE
+@given(data=st.data(), labelled=st.booleans())
+def test_a_question_file_reads_the_same_whatever_its_line_ends(tmp_path_factory, corpus_dataset, data, labelled):
+    """Kills a \\r left in a question or place, a lone \\r read as part of a line, a blank (or tab-only)
+    line taken for a question, and a missing last line end losing or adding a question."""
+    lines, questions, places = data.draw(question_files(labelled))
+    folder = tmp_path_factory.mktemp("questions")
+    path = path_of(folder, "q.tsv", joined(lines, *data.draw(line_ends(len(lines)))))
+    assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=False) == (questions, places)
+    if labelled:
+        ascii_only = [f"{q}\t{p}".encode("ascii", "ignore").decode() for q, p in zip(questions, places)]
+        assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=True) == (questions, places)
+        assert evaluate_places(path, [p.rstrip() for p in places]) == (len(places), len(places))  # line stripped
+        _, trainer = helper.finetune(None, path, corpus_dataset, BLOCK_SIZE, tiny_gpt(len(corpus_dataset.stoi)))
+        assert trainer.train_dataset.data == ascii_only
+
+
+@st.composite
+def files_with_a_bad_line(draw):
+    """(lines, 1-based number of the one bad line, finetuning, what the message says) of a question file."""
+    finetuning = draw(st.booleans())
+    labelled = finetuning or draw(st.booleans())
+    lines, _, _ = draw(question_files(labelled))
+    bad, told = draw(st.sampled_from(
+        [("a\tb\tc", "expected 'question<TAB>place', found 2 tabs"), ("Wes", "expected 'question<TAB>place'"),
+         ("Zoe\tBo", "not in the pretraining corpus's vocabulary: 'Z'"), ("\tLisbon", "the question is empty"),
+         ("Bo\t ", "the place is empty")] if labelled else
+        [("Bo\tLisbon", "has a tab, but line"), ("Zoe", "not in the pretraining corpus's vocabulary: 'Z'")]))
+    first = next(i for i, line in enumerate(lines) if line.strip())
+    at = draw(st.integers(first + 1, len(lines)))  # after the first question, which says whether there are places
+    return lines[:at] + [bad] + lines[at:], at + 1, finetuning, told
+
+
+@EDGE
+@given(data=st.data())
+def test_a_bad_line_is_refused_in_one_line_naming_it_whatever_the_line_ends(tmp_path_factory, corpus_dataset, data):
+    """Kills a bad line counted by another line number (a \\r\\n counted twice, blank lines not counted),
+    passed on, or told on more than one line."""
+    lines, number, finetuning, told = data.draw(files_with_a_bad_line())
+    path = path_of(tmp_path_factory.mktemp("bad"), "q.tsv", joined(lines, *data.draw(line_ends(len(lines)))))
+    with pytest.raises(InputError) as refused:
+        read_questions(path, "-f", corpus_dataset.stoi, finetuning)
+    assert str(refused.value).startswith(f"{path} line {number}") and told in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("finetuning", [False, True])
+@pytest.mark.parametrize("line, name", [("\tLisbon", "question"), (" \tLisbon", "question"),
+                                        ("Where was Bo born?\t", "place"), ("Where was Bo born?\t  ", "place")])
+def test_a_labelled_line_without_its_question_or_place_is_refused(tmp_path, corpus_dataset, line, name, finetuning):
+    """Kills a dev file with an empty place or question let through to evaluate_places, which reads such a
+    line as unlabelled and divides by zero or indexes past it, or to NameDataset, which shifts y by -1."""
+    path = path_of(tmp_path, "q.tsv", f"Where was Ada born?\tLondon\r\n{line}\r\n")
+    with pytest.raises(InputError, match=f"^{path} line 2: the {name} is empty$"):
+        read_questions(path, "-f", corpus_dataset.stoi, finetuning)
+
+
+def test_a_question_whose_ascii_part_is_empty_is_refused_for_finetuning(tmp_path, corpus_dataset):
+    """Kills NameDataset handed a question that its ASCII filter empties."""
+    path = path_of(tmp_path, "q.tsv", "Where was Ada born?\tLondon\né\tLisbon\n")
+    assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=False)[0] == ["Where was Ada born?", "é"]
+    with pytest.raises(InputError, match=r"line 2: the question is empty once its non-ASCII characters are dropped$"):
+        read_questions(path, "-f", corpus_dataset.stoi, finetuning=True)
+
+
+def test_a_finetuning_line_that_fills_the_block_is_read_and_one_past_it_is_refused(tmp_path, corpus_dataset):
+    """Kills training that asserts on a line too long for a block (the model's 'block size is exhausted'),
+    and a limit one character short."""
+    place = "London"
+    filling = "W" * (BLOCK_SIZE - 2 - len(place) - 1) + "?"  # question + MASK + place + MASK = a whole block
+    path = path_of(tmp_path, "q.tsv", f"{filling}\t{place}\n")
+    read_questions(path, "-f", corpus_dataset.stoi, finetuning=True)
+    _, trainer = helper.finetune(None, path, corpus_dataset, BLOCK_SIZE, tiny_gpt(len(corpus_dataset.stoi)))
+    x, y = trainer.train_dataset[0]
+    assert x.shape == y.shape == (BLOCK_SIZE - 1,) and int(y[-1]) == corpus_dataset.stoi[MASK_CHAR]
+    path = path_of(tmp_path, "q.tsv", f"W{filling}\t{place}\n")
+    with pytest.raises(InputError, match=f"line 1: question and place are {BLOCK_SIZE - 1} characters, but with "
+                                         f"their two MASKs at most {BLOCK_SIZE - 2} fit a block of {BLOCK_SIZE}$"):
+        read_questions(path, "-f", corpus_dataset.stoi, finetuning=True)
+    assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=False)[0] == [f"W{filling}"]  # evaluation crops
+
+
+@pytest.mark.parametrize("text", ["", "\n", "\r\n \r\n", "\r\r\r", "\t\r\n"])
+def test_a_question_file_of_blank_lines_has_no_questions(tmp_path, corpus_dataset, text):
+    """Kills a file of line ends alone read as questions."""
+    path = path_of(tmp_path, "q.tsv", text)
+    with pytest.raises(InputError, match=f"^{path} has no questions$"):
+        read_questions(path, "-f", corpus_dataset.stoi, finetuning=False)
+
+
+def test_an_unreadable_input_file_is_refused_in_one_line(tmp_path, monkeypatch):
+    """Kills a traceback for a file that exists but cannot be read (permissions, an I/O error)."""
+    path = path_of(tmp_path, "wiki.txt", CORPUS)
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(inputs, "open", refused, raising=False)
+    with pytest.raises(InputError, match=f"^cannot read {path} \\(Permission denied, --pretrain_corpus_path\\)$"):
+        pretraining_dataset(path)
+    with pytest.raises(InputError, match=f"^cannot read {path} \\(Permission denied, --eval_corpus_path\\)$"):
+        read_questions(path, "--eval_corpus_path", {}, finetuning=False)
+
+
+def test_a_link_is_read_through_and_a_dangling_one_or_a_folder_is_not_found(tmp_path, corpus_dataset):
+    """Kills a link to a question file refused or read as something else, and a dangling link or a folder
+    that reaches open()."""
+    target = path_of(tmp_path, "q.tsv", "Where was Ada born?\tLondon\n")
+    os.symlink(target, tmp_path / "link.tsv")
+    os.symlink(tmp_path / "gone.tsv", tmp_path / "dangling.tsv")
+    assert read_questions(str(tmp_path / "link.tsv"), "-f", corpus_dataset.stoi, False) == \
+        (["Where was Ada born?"], ["London"])
+    for missing in (tmp_path / "dangling.tsv", tmp_path):
+        with pytest.raises(InputError, match=f"^question file not found: {missing} \\(-f\\)$"):
+            read_questions(str(missing), "-f", corpus_dataset.stoi, False)
+
+
+# ---- wiki.txt ---------------------------------------------------------------------------------------------
+
+@EDGE
+@given(documents=st.lists(st.text(LETTERS + "\x85\u2028", max_size=8), min_size=1, max_size=6).filter(
+    lambda d: "".join(d).strip()),
+       data=st.data())
+def test_the_corpus_gives_the_same_documents_and_vocabulary_whatever_its_line_ends(tmp_path_factory, documents,
+                                                                                    data):
+    """Kills a \\r kept in a document or in the vocabulary (a Windows wiki.txt would grow the vocabulary
+    by one and fit no parameters), and a lone \\r not ending a document."""
+    ends, last = data.draw(line_ends(len(documents)))
+    folder = tmp_path_factory.mktemp("wiki")
+    read = pretraining_dataset(path_of(folder, "crlf.txt", joined(documents, ends, last)))
+    canonical = pretraining_dataset(path_of(folder, "lf.txt", joined(documents, ["\n"] * len(documents), last)))
+    assert (read.data, read.stoi) == (canonical.data, canonical.stoi) and "\r" not in read.stoi
+
+
+@pytest.mark.parametrize("text", ["\r\n", "\r", " \r\n\t\r"])
+def test_a_corpus_of_line_ends_alone_is_empty(tmp_path, text):
+    """Kills a corpus of blank lines accepted as a vocabulary of white space."""
+    path = path_of(tmp_path, "wiki.txt", text)
+    with pytest.raises(InputError, match=f"^the pretraining corpus is empty: {path}$"):
+        pretraining_dataset(path)
+
+
+def test_a_corpus_of_one_character_is_a_vocabulary_of_three(tmp_path):
+    """Kills a vocabulary that loses PAD, MASK or the corpus's one character."""
+    dataset = pretraining_dataset(path_of(tmp_path, "wiki.txt", "a"))
+    assert dataset.itos == {0: PAD_CHAR, 1: MASK_CHAR, 2: "a"} and dataset.data == ["a"]

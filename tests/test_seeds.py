@@ -2,9 +2,12 @@
 The seed of a run (src/runtime/seeds.py, run.py): drawn at random unless
 --seed is given, the same on every process, recorded in the run's seed.txt
 and in the parameters' stamp, taken back from the records when a run is
-resumed, and part of what a checkpoint must match.
+resumed, and part of what a checkpoint must match; seed.txt read back
+within the seeds' range (garbled, unreadable or out of range: refused in
+one line) and written whole or not at all.
 """
 
+import os
 import socket
 from pathlib import Path
 
@@ -14,10 +17,13 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import run
+from runtime import seeds
 from runtime.training.distributed import Processes
 from runtime.inputs import InputError
 from runtime.params import read_stamp
-from runtime.seeds import SEED_FILE, drawn_seed, record_seed, run_seed
+from runtime.seeds import SEED_FILE, SEED_RANGE, drawn_seed, record_seed, recorded_seed, run_seed
+
+from runtime_helpers import DISK_FULL, path_of
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
@@ -108,3 +114,49 @@ def test_every_process_uses_rank_0s_seed():
     seeds = mp.Manager().dict()
     mp.spawn(draw_in_process, args=(unused_port(), seeds), nprocs=2)
     assert seeds[0] == seeds[1]
+
+
+# ---- seed.txt: its range, and written whole ---------------------------------------------------
+
+@pytest.mark.parametrize("text, seed", [("0\n", 0), (f"{SEED_RANGE - 1}\r\n", SEED_RANGE - 1), (" 7 ", 7),
+                                        ("-1\n", None), (f"{SEED_RANGE}\n", None), ("", None), ("x\n", None)])
+def test_a_recorded_seed_is_read_within_its_range_and_refused_outside(tmp_path, text, seed):
+    """Kills a resumed run taking a recorded seed numpy cannot take (negative, too large) or crashing on an
+    empty or garbled seed.txt."""
+    path_of(tmp_path, seeds.SEED_FILE, text)
+    if seed is not None:
+        assert recorded_seed(str(tmp_path)) == seed
+        return
+    with pytest.raises(InputError, match=f"^{tmp_path}/seed.txt does not hold a seed: resume with the run's --seed$"):
+        recorded_seed(str(tmp_path))
+
+
+def test_a_seed_txt_that_cannot_be_read_is_refused_in_one_line(tmp_path):
+    """Kills a traceback for a seed.txt that is a folder (or otherwise unreadable)."""
+    (tmp_path / seeds.SEED_FILE).mkdir()
+    with pytest.raises(InputError, match=f"^cannot read {tmp_path}/seed.txt \\(Is a directory\\): resume with"):
+        recorded_seed(str(tmp_path))
+
+
+@pytest.mark.parametrize("seed", [0, SEED_RANGE - 1])
+def test_the_seeds_at_both_ends_of_the_range_round_trip(tmp_path, seed):
+    """Kills a recorded seed cut, offset or refused at the ends of its range."""
+    record_seed(str(tmp_path), seed)
+    assert recorded_seed(str(tmp_path)) == seed
+
+
+def test_a_seed_that_cannot_be_written_whole_is_not_recorded_at_all(tmp_path, monkeypatch):
+    """Kills seed.txt written in place: the first digits of a seed are a seed too, which a resumed run
+    would take without a word."""
+    def disk_fills(path, mode="r", **kwargs):
+        with open(path, mode, **kwargs) as f:
+            f.write("123")
+        raise DISK_FULL
+    with monkeypatch.context() as patch, pytest.raises(OSError):
+        patch.setattr(seeds, "open", disk_fills, raising=False)
+        seeds.record_seed(str(tmp_path), 1234567)
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(InputError, match="no seed is recorded"):
+        seeds.recorded_seed(str(tmp_path))
+    seeds.record_seed(str(tmp_path), 1234567)
+    assert seeds.recorded_seed(str(tmp_path)) == 1234567 and os.listdir(tmp_path) == [seeds.SEED_FILE]

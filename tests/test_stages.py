@@ -1,11 +1,14 @@
 """
 The stage commands of src/stages/: the London baseline's labelled places
-(london_baseline.py) and the hand-in zip (collect_submission.py). Each test's docstring says
-what it kills.
+(london_baseline.py) and the hand-in zip (collect_submission.py), which a
+failure midway (a mode refused, Ctrl-C, a rename refused) leaves as it was.
+Each test's docstring says what it kills.
 """
 
 import collections
 import datetime
+import errno
+import itertools
 import os
 import re
 import zipfile
@@ -17,7 +20,7 @@ from assignment.facts import DELIVERABLES
 from runtime import params
 from stages import collect_submission, london_baseline
 
-from runtime_helpers import tiny_model, written
+from runtime_helpers import raising, tiny_model, tree, written
 
 
 # ---- baseline: labelled places ----------------------------------------------------------------
@@ -193,3 +196,58 @@ def test_a_zip_that_fails_midway_leaves_the_old_zip_and_no_temporary(submission,
         collect_submission.write_zip(str(submission), str(tmp_path / "hand_in.zip"))
     assert sorted(os.listdir(tmp_path)) == ["hand_in.zip", "submission"]
     assert (tmp_path / "hand_in.zip").read_text() == "old zip"
+
+
+# ---- collect_submission failing midway: the earlier zip kept -------------------------------------
+
+def raising_at(function, call, error):
+    """`function`, but its call number `call` (1 for the first) raises `error` instead."""
+    calls = itertools.count(1)
+
+    def fail(*args, **kwargs):
+        if next(calls) == call:
+            raise error
+        return function(*args, **kwargs)
+    return fail
+
+
+@pytest.fixture
+def collect(tmp_path, monkeypatch, capsys):
+    """collect_submission's main from a folder of every deliverable (a line of text each) into
+    tmp_path/hand_in/submission.zip, which holds an earlier zip; returns its exit status and stderr.
+    Which params are graded is the business of the tests above: all are, here."""
+    (tmp_path / "submission").mkdir()
+    for name in DELIVERABLES:
+        (tmp_path / "submission" / name).write_text(f"{name}\n")
+    (tmp_path / "hand_in").mkdir()
+    (tmp_path / "hand_in" / "submission.zip").write_bytes(b"the earlier zip")
+    monkeypatch.setattr(collect_submission, "refused", lambda folder: [])
+
+    def collected():
+        status = collect_submission.main(["--submission-dir", str(tmp_path / "submission"),
+                                          "--out", str(tmp_path / "hand_in" / "submission.zip")])
+        return status, capsys.readouterr().err
+    return collected
+
+
+COLLECT_FAILURES = {
+    "the zip's mode refused": (os, "chmod", raising(PermissionError(errno.EPERM, "Operation not permitted"))),
+    "Ctrl-C at the fifth deliverable": (zipfile.ZipFile, "write",
+                                        raising_at(zipfile.ZipFile.write, 5, KeyboardInterrupt())),
+    "the rename refused": (os, "replace", raising(OSError(errno.EXDEV, "Invalid cross-device link"))),
+}
+
+
+@pytest.mark.parametrize("failure", list(COLLECT_FAILURES))
+def test_a_zip_that_fails_midway_leaves_the_earlier_zip_alone_and_the_next_one_works(collect, tmp_path, monkeypatch,
+                                                                                   failure):
+    """Kills a temporary zip left beside the earlier one (the temporary made before the cleanup that
+    removes it was armed), or the earlier zip replaced by a partial one."""
+    with monkeypatch.context() as patch, pytest.raises((OSError, KeyboardInterrupt)):
+        patch.setattr(*COLLECT_FAILURES[failure])
+        collect()
+    assert tree(tmp_path / "hand_in") == {"submission.zip": b"the earlier zip"}
+    assert collect() == (0, "")
+    with zipfile.ZipFile(tmp_path / "hand_in" / "submission.zip") as archive:
+        assert archive.namelist() == list(DELIVERABLES)
+    assert os.listdir(tmp_path / "hand_in") == ["submission.zip"]

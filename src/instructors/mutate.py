@@ -42,8 +42,8 @@ DECODER_TESTS = tuple(f'tests/test_fast.py::test_{name}' for name in (
 
 # module -> the pytest arguments that select its tests (files or test ids)
 MODULES = {
-    'src/runtime/atomic_files.py': ('tests/test_runtime_inputs.py',),
-    'src/runtime/params.py': ('tests/test_runtime_inputs.py',),
+    'src/runtime/atomic_files.py': ('tests/test_atomic_files.py',),
+    'src/runtime/params.py': ('tests/test_params.py',),
     'src/runtime/inputs.py': ('tests/test_runtime_inputs.py',),
     'src/stages/collect_submission.py': ('tests/test_stages.py',),
     'src/runtime/decoding/__init__.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
