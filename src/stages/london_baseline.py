@@ -28,6 +28,8 @@ def labelled_places(path):
             lines = [(number, line.strip()) for number, line in enumerate(f, start=1) if line.strip()]
     except UnicodeDecodeError as error:
         raise InputError(f"{path} is not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise InputError(f"cannot read {path} ({error.strerror or type(error).__name__})") from None
     if not lines:
         raise InputError(f"{path} has no questions")
     for number, line in lines:
