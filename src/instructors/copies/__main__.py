@@ -54,7 +54,7 @@ def parse_args(argv):
 
 
 def inside(path, folder):
-    return (os.path.realpath(path) + os.sep).startswith(os.path.realpath(folder) + os.sep)
+    return (os.path.realpath(path) + os.sep).startswith(os.path.join(os.path.realpath(folder), ''))  # '/' too
 
 
 def check_arguments(args):

@@ -37,8 +37,10 @@ class AnswerTable:
 
 
 def submitted_answers(hand_in, name):
-    """The answers of a hand-in's prediction file, one a line, stripped."""
-    lines = hand_in.read(name).decode('utf-8', errors='replace').split('\n')
+    """The answers of a hand-in's prediction file, one a line, stripped; a line ends at \\n, \\r\\n or a
+    lone \\r, as the grader reads a prediction file."""
+    text = hand_in.read(name).decode('utf-8', errors='replace')
+    lines = text.replace('\r\n', '\n').replace('\r', '\n').split('\n')
     if lines[-1] == '':
         lines.pop()
     return [line.strip() for line in lines]

@@ -63,8 +63,9 @@ class HandIn:
         """A path on disk of deliverable `name`: its own in a folder; from a zip, `copy_path`, written."""
         if os.path.isdir(self.path):
             return self.files[name]
+        data = self.read(name)  # before the copy is made: an unreadable member leaves no file behind
         with open(copy_path, 'wb') as f:
-            f.write(self.read(name))
+            f.write(data)
         return copy_path
 
 
@@ -182,9 +183,12 @@ def read_hand_ins(folder, known=None):
 
 def named_apart(hand_ins):
     """The hand-ins, each name made unique by a ' [k]' suffix where two would share one."""
-    seen = {}
+    taken = set()
     for hand_in in hand_ins:
-        count = seen[hand_in.name] = seen.get(hand_in.name, 0) + 1
-        if count > 1:
-            hand_in.name = f"{hand_in.name} [{count}]"
+        name, count = hand_in.name, 1
+        while name in taken:  # a name taken before, as given or as made here ('bo [2]')
+            count += 1
+            name = f"{hand_in.name} [{count}]"
+        hand_in.name = name
+        taken.add(name)
     return hand_ins
