@@ -165,6 +165,15 @@ def test_the_placeholder_passes_when_code_of_the_block_follows():
             "    # a comment\n\n        return x\n")
     assert regions.cut(text).splitlines()[2] == "    pass"
     assert regions.cut(text.replace("        return", "    return")).splitlines()[2] == "    pass"
+    assert regions.cut(text.replace("    # a comment\n\n        return", "    return")).splitlines()[2] == "    pass"
+
+
+def test_a_comment_after_the_region_does_not_continue_its_block():
+    """Kills an indented comment taken for code of the block: the region ends its function, whose next
+    line of code is outside it."""
+    text = ("def f():\n    ### START_CODE_HERE ###\n    return 1\n    ### END_CODE_HERE ###\n"
+            "    # the function ends here\n\n\ng = 2\n")
+    assert regions.cut(text).splitlines()[2] == "    raise NotImplementedError"
 
 
 def test_a_region_at_the_end_of_the_file_raises():
@@ -199,6 +208,8 @@ def test_restore_puts_each_body_back_in_order():
     assert regions.restore(regions.cut(text), ["a\n", "b\nc\n"]) == text.replace("1", "a").replace("2", "b\nc")
     with pytest.raises(regions.RegionError, match=r"^f.py: the starter has 2 regions but 1 bodies were given$"):
         regions.restore(text, ["a\n"], "f.py")
+    with pytest.raises(regions.RegionError, match=r"^f.py: the starter has 2 regions but 3 bodies were given$"):
+        regions.restore(text, ["a\n", "b\n", "c\n"], "f.py")
 
 
 def test_indentation_and_code_lines():
@@ -356,6 +367,16 @@ def test_a_student_file_without_its_origin_or_a_starter_without_the_licence_is_n
     assert checks.student_file_problems(str(cut_starter)) == [
         f"src/submission/trainer.py does not say where its code comes from ({checks.ORIGIN_LINE!r})",
         "LICENSE is missing, and every student file points to it"]
+
+
+def test_only_the_python_files_of_the_student_package_are_read(cut_starter):
+    """Kills a note, a notebook's folder or a cache of src/submission read as a student file (its words
+    then refused, or a folder opened as a file)."""
+    folder = cut_starter / "src" / "submission"
+    write(folder / "mingpt-demo" / "play_char.ipynb", "{}")
+    write(folder / "notes.md", "the grader's reference, ### START_CODE_HERE ###\n")
+    write(folder / "__pycache__" / "model.cpython-311.pyc", "runtime")
+    assert checks.student_file_problems(str(cut_starter)) == []
 
 
 def test_a_starter_without_student_files_misses_every_function(tmp_path):

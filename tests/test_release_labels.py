@@ -3,17 +3,21 @@ The test labels a release puts into the hidden bundle
 (src/instructors/release/autograder.py): they must be 'question<TAB>answer'
 lines asking the test inputs' questions, each at its own line. A matching
 count is not enough: shuffled labels, or another set's labels of the same
-size, would grade every student against the wrong answers. The bundle then
-holds the labels given, not the data folder's.
+size, would grade every student against the wrong answers. Blank lines and
+the line ends of either file do not count. The bundle then holds the labels
+given, not the data folder's.
 """
 
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from instructors.release.autograder import TEST_LABELS, check_test_labels, write_hidden_bundle
 from instructors.release.student import ReleaseError
+
+from runtime_helpers import EDGE, joined, line_ends, path_of
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,3 +71,27 @@ def test_the_bundle_holds_the_labels_given(tmp_path):
     given = write_lines(tmp_path / "labels.tsv", labelled(QUESTIONS))
     write_hidden_bundle(str(REPO), str(data), given, {}, str(tmp_path / "hidden"))
     assert (tmp_path / "hidden" / TEST_LABELS).read_text(encoding="utf-8") == Path(given).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("line", ["Where was Person 2 born?", "Where was Person 2 born? Place 2"])
+def test_a_label_line_without_its_answer_is_refused(tmp_path, inputs, line):
+    """Kills a label line of one column taken: its question matches the inputs', but it gives no answer to
+    grade against."""
+    lines = labelled(QUESTIONS)
+    lines[2] = line
+    with pytest.raises(ReleaseError, match=r"labels\.tsv, line 3: expected 'question<TAB>answer'$"):
+        check_test_labels(write_lines(tmp_path / "labels.tsv", lines), inputs)
+
+
+@settings(EDGE, max_examples=30)
+@given(data=st.data(), blank=st.sampled_from(["", " ", "\t", " \t "]))
+def test_labels_are_taken_whatever_the_line_ends_and_blank_lines_of_either_file(tmp_path_factory, data, blank):
+    """Kills a blank (or whitespace-only) line of the labels refused or counted as a question, and a \\r\\n,
+    a lone \\r or a missing last line end of either file making its questions differ."""
+    folder = tmp_path_factory.mktemp("labels")
+    labels = labelled(QUESTIONS)
+    at = data.draw(st.integers(0, len(labels)), label="blank line at")
+    labels = labels[:at] + [blank] + labels[at:]
+    labels_path = path_of(folder, "labels.tsv", joined(labels, *data.draw(line_ends(len(labels)))))
+    inputs_path = path_of(folder, "inputs.tsv", joined(QUESTIONS, *data.draw(line_ends(len(QUESTIONS)))))
+    assert check_test_labels(labels_path, inputs_path) is None

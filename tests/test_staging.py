@@ -79,6 +79,7 @@ RELEASE_FAILURES = {
     "Ctrl-C writing the hidden bundle": (autograder, "write_hidden_bundle", raising(KeyboardInterrupt())),
     "disk full as the zip is closed": (shutil, "make_archive", then_raising(shutil.make_archive, DISK_FULL)),
     "a rename into OUT refused": (os, "replace", renaming_fails_onto("autograder.zip", DISK_FULL)),
+    "Ctrl-C at a rename into OUT": (os, "replace", renaming_fails_onto("autograder.zip", KeyboardInterrupt())),
 }
 
 
@@ -104,6 +105,7 @@ COPIES_FAILURES = {
     "disk full after report.md": (copies_report, "write_csv", raising(DISK_FULL)),
     "Ctrl-C drawing the heat map": (copies_main, "draw_agreement", raising(KeyboardInterrupt())),
     "a rename into OUT refused": (os, "replace", renaming_fails_onto("agreement.png", DISK_FULL)),
+    "Ctrl-C at a rename into OUT": (os, "replace", renaming_fails_onto("agreement.png", KeyboardInterrupt())),
 }
 
 # ---- both: OUT as it was after a failure, and its edges -----------------------------------------
@@ -170,4 +172,24 @@ def test_a_link_to_a_folder_is_filled_through_renames_within_that_folders_file_s
     assert (tmp_path / "out").is_symlink() and sorted(os.listdir(target)) == sorted(outputs)
     staging_home = str(target.parent if where == "beside" else target)
     assert renamed and {os.path.dirname(os.path.dirname(os.path.realpath(s))) for s in renamed} == {staging_home}
+    assert not leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("command", list(STAGED))
+def test_an_earlier_output_that_is_a_link_to_nothing_is_replaced_and_put_back_after_a_failure(request, tmp_path,
+                                                                                             monkeypatch, command):
+    """Kills an earlier output looked for through its link (a link to nothing taken for no output): it is
+    neither moved aside nor put back, and a folder cannot be renamed onto it."""
+    staged_run, (outputs, _, _) = request.getfixturevalue(command), STAGED[command]
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in outputs:
+        (out / name).symlink_to(tmp_path / "nowhere" / name)
+    before = tree(tmp_path)
+    with monkeypatch.context() as patch, pytest.raises(OSError):
+        patch.setattr(os, "replace", renaming_fails_onto(outputs[-1], DISK_FULL))
+        staged_run(out, "--force")
+    assert tree(tmp_path) == before
+    assert staged_run(out, "--force")[0] == 0
+    assert not [name for name in outputs if (out / name).is_symlink() or not (out / name).exists()]
     assert not leftovers(tmp_path)

@@ -67,7 +67,7 @@ def check_arguments(args):
         raise ReleaseError(f"--out {args.out} is a file, not a folder")
     if os.path.islink(out) and not os.path.exists(out):
         raise ReleaseError(f"--out {args.out} is a symbolic link to nothing")
-    if (REPO_DIR + os.sep).startswith(out + os.sep):
+    if (REPO_DIR + os.sep).startswith(os.path.join(out, "")):  # "/" too, which out + os.sep would make "//"
         raise ReleaseError(f"--out {args.out} holds the repository itself; choose a folder of its own")
     if os.path.isdir(out) and os.listdir(out) and not args.force:
         raise ReleaseError(f"--out {args.out} is not empty; pass --force to replace an earlier release there")
