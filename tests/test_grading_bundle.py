@@ -1,6 +1,7 @@
 """
 The hidden bundle (grading/bundle.py): labels, thresholds, settings, the
-vocabulary, the packages and the test files it holds, and a local check's labels.
+vocabulary, the packages and the test files it holds (a file not in UTF-8 is
+a bundle error), and a local check's labels.
 """
 
 import json
@@ -200,3 +201,37 @@ def test_a_local_check_of_two_label_files_names_both(tmp_path):
     found = bundle.local_labels([str(dev), str(test)])
     assert found.path == f"labels {dev}, {test}"
     assert found.labels == {"birth_dev.tsv": [("Q1", "A1")], "birth_test.tsv": [("Q2", "A2")]}
+
+
+def test_a_bundle_file_that_is_not_utf8_is_a_bundle_error(tmp_path):
+    """Kills a bundle whose labels or JSON files in another encoding stop the grader with a traceback
+    (a UnicodeDecodeError) instead of one line naming the file."""
+    labels = tmp_path / "birth_dev.tsv"
+    labels.write_bytes("Where was Émile born?\tOrléans\n".encode("latin-1"))
+    with pytest.raises(BundleError, match=rf"^{labels} is not UTF-8 text$"):
+        bundle.load_bundle(str(tmp_path))
+    with pytest.raises(BundleError, match=rf"^{labels} is not UTF-8 text$"):
+        bundle.local_labels([str(labels)])
+    labels.unlink()
+    for name in ("thresholds.json", "grading.json", "vocabulary.json"):
+        (tmp_path / name).write_bytes('"aé□"'.encode("latin-1", errors="replace"))
+        with pytest.raises(BundleError, match=rf"^{tmp_path / name} is not valid JSON: "):
+            bundle.load_bundle(str(tmp_path))
+        (tmp_path / name).unlink()
+
+
+def test_a_local_check_refuses_a_folder_given_as_labels(tmp_path):
+    """Kills labels checked only to exist: a folder given to --labels is told in one line, not read."""
+    (tmp_path / "birth_dev.tsv").mkdir()
+    with pytest.raises(BundleError, match=rf"^labels {tmp_path / 'birth_dev.tsv'} not found$"):
+        bundle.local_labels([str(tmp_path / "birth_dev.tsv")])
+
+
+def test_a_bundle_runtime_without_its_decoder_is_refused(tmp_path):
+    """Kills a runtime/ folder taken as the stages' decoder without runtime/decoding/__init__.py (the
+    trusted process would then import the grader's own decoder, or none)."""
+    write(tmp_path / "runtime" / "decoding.py", "")
+    with pytest.raises(BundleError, match=r"runtime is not a package: it has no decoding/__init__.py$"):
+        bundle.load_bundle(str(tmp_path))
+    write(tmp_path / "runtime" / "decoding" / "__init__.py", "")
+    assert bundle.load_bundle(str(tmp_path)).runtime == str(tmp_path)

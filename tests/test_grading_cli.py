@@ -108,6 +108,13 @@ def test_a_local_check_grades_against_the_labels_given(command_line, tmp_path, c
     assert capsys.readouterr().err == f"grader: --files {tmp_path / 'none'} is not a folder\n"
 
 
+def test_a_files_folder_that_is_a_file_is_refused(command_line, tmp_path, capsys):
+    """Kills --files checked only to exist: a file given there is refused before any test runs."""
+    given = write(tmp_path / "out" / "vanilla.model.params", "p")
+    assert command_line("--files", str(given)) == 2
+    assert capsys.readouterr().err == f"grader: --files {given} is not a folder\n" and RecordingSuite.made == []
+
+
 def test_usage_errors_exit_2(command_line, tmp_path, capsys):
     assert command_line("1z", "2a") == 2
     assert capsys.readouterr().err == ("grader: unknown test 1z, 2a; known tests:\n"
@@ -124,6 +131,14 @@ def test_list_prints_the_tests(command_line, capsys):
     assert command_line("--list") == 0
     assert capsys.readouterr().out == ("  1e-0-basic      5 pts  the description\n"
                                        "  1f-0-hidden     2 pts  the description (min_accuracy 0.1)\n")
+
+
+def test_list_shows_the_thresholds_the_bundle_sets(command_line, tmp_path, capsys):
+    """Kills a listing that shows each test's own thresholds where the bundle's thresholds.json replaces them."""
+    write(tmp_path / "bundle" / "thresholds.json", '{"1f-0-hidden": {"min_accuracy": 0.25, "min_correct": 3}}')
+    assert command_line("--list", "--hidden", str(tmp_path / "bundle")) == 0
+    assert capsys.readouterr().out == ("  1e-0-basic      5 pts  the description\n"
+                                       "  1f-0-hidden     2 pts  the description (min_accuracy 0.25, min_correct 3)\n")
 
 
 def test_a_user_who_cannot_read_the_grader_is_refused(command_line, tmp_path, monkeypatch, capsys):

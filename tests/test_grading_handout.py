@@ -139,8 +139,10 @@ def student_package(tmp_path):
     """A package whose functions, named as the handout's, raise NotImplementedError; imported as a module object."""
     package = tmp_path / "pkg"
     package.mkdir()
-    (package / "__init__.py").write_text("from .helper import pretrain, unknown\n")
-    (package / "helper.py").write_text("def pretrain():\n    inner()\n\n\n"
+    (package / "__init__.py").write_text("from .helper import finetune, pretrain, unknown\n")
+    (package / "helper.py").write_text("def finetune():\n    train()\n\n\n"
+                                       "def train():\n    raise NotImplementedError\n\n\n"
+                                       "def pretrain():\n    inner()\n\n\n"
                                        "def inner():\n    raise NotImplementedError\n\n\n"
                                        "def unknown():\n    raise NotImplementedError\n\n\n"
                                        "class DownProjectBlock:\n"
@@ -159,8 +161,8 @@ def student_package(tmp_path):
 def test_the_unwritten_function_is_the_innermost_student_function_of_the_package(tmp_path):
     sub = student_package(tmp_path)
     package_dir = str(tmp_path / "pkg")
-    for call, innermost in ((sub.pretrain, "pretrain"), (sub.helper.DownProjectBlock().forward,
-                                                         "DownProjectBlock.forward")):
+    for call, innermost in ((sub.pretrain, "pretrain"), (sub.finetune, "train"),
+                            (sub.helper.DownProjectBlock().forward, "DownProjectBlock.forward")):
         with pytest.raises(NotImplementedError) as caught:
             call()
         assert not_written_yet.unimplemented_function(caught.value, package_dir) == innermost
@@ -273,6 +275,23 @@ def test_a_changed_gpt_constructor_is_built_the_submissions_own_way():
     fake.initialize_vanilla_model = lambda mconf: None
     with pytest.raises(TypeError, match="extra"):
         models.build_model(fake, "vanilla", 10, TINY)
+
+
+def test_any_error_of_the_gpt_constructor_tries_the_submissions_own_way():
+    """Kills the fallback tried for a TypeError only: a constructor that reads a setting the grader's
+    config lacks raises AttributeError."""
+    class Reading(submission.GPT):
+        def __init__(self, config):
+            self.norm_first = config.norm_first
+            super().__init__(config)
+
+    def own(mconf):
+        mconf.norm_first = True
+        return Reading(mconf)
+    fake = types.SimpleNamespace(GPTConfig=submission.GPTConfig, GPT=Reading, initialize_vanilla_model=own)
+    model, how = models.build_model(fake, "vanilla", 10, TINY)
+    assert model.norm_first is True and how.startswith("the model was built with initialize_vanilla_model, because "
+                                                       "GPT(config) raised AttributeError: ")
 
 
 def test_refused_training_raises_at_every_entry_and_gives_back_train(trainer_kept):
@@ -464,6 +483,30 @@ def test_module_shapes_reads_every_sequence_of_a_tuple_output():
     assert {"inputs": [5], "outputs": [5, 2]} in seen
 
 
+class Cross(torch.nn.Module):
+    """A block that attends from its keyword input `latents` to `x`, as a down block may be called."""
+
+    def forward(self, x, latents):
+        return latents + x.mean(dim=1, keepdim=True)
+
+
+class Keyed(torch.nn.Module):
+    """A model that passes its block's latents by keyword."""
+
+    def __init__(self):
+        super().__init__()
+        self.cross = Cross()
+
+    def forward(self, x):
+        return self.cross(x, latents=x[:, :2]), None
+
+
+def test_module_shapes_reads_inputs_given_by_keyword():
+    """Kills a block's keyword inputs left out of what it was called with."""
+    _, seen = models.module_shapes(Keyed(), torch.zeros(1, 5, 3), 3)
+    assert {"inputs": [5, 2], "outputs": [2]} in seen
+
+
 def test_forward_failure_names_the_error_and_where():
     try:
         submission.GPT.forward(None, None)
@@ -503,6 +546,7 @@ def test_same_setting_compares_kinds_and_numbers():
     assert configs.same_setting([0.9, 0.95], (0.9, 0.95)) and not configs.same_setting([0.9], (0.9, 0.95))
     assert not configs.same_setting((0.9, 0.95), (0.9, 0.95)) and not configs.same_setting([0.9, 0.9], (0.9, 0.95))
     assert configs.same_setting(6e-4 * (1 + 1e-12), 6e-4) and not configs.same_setting(6.1e-4, 6e-4)
+    assert not configs.same_setting(6e-4 * (1 + 1e-6), 6e-4)  # equal but for float rounding, nothing looser
     assert configs.same_setting(256, 256.0) and not configs.same_setting(True, 1) and not configs.same_setting("1", 1)
 
 
@@ -516,6 +560,19 @@ def test_the_reference_configs_pass(tmp_path, monkeypatch, trainer_kept):
     assert ctx.calls[0][1]["block_size"] == 64 and ctx.calls[0][1]["trains"] is True
     assert ctx.calls[0][1]["variant"] == "vanilla"
     assert ctx.calls[1][1]["stages"] == ["pretrain", "finetune_with_pretraining"]
+
+
+def test_train_runs_once_on_the_first_stages_trainer(tmp_path, monkeypatch, trainer_kept):
+    """Kills train() checked on every stage's trainer when asked for (it trains each time)."""
+    monkeypatch.chdir(tmp_path)
+    checked = []
+    monkeypatch.setattr(configs, "check_train", lambda train, trainer_train, model, trainer: checked.append(trainer))
+    corpus_path, names_path, _ = corpora.write_biographies(str(tmp_path))
+    observed = answers.answered(configs.trainer_configs(
+        submission, corpus_path=corpus_path, names_path=names_path, block_size=64, variant="vanilla",
+        stages=["finetune_without_pretraining", "pretrain"], trains=True))
+    assert len(checked) == 1 and type(checked[0].train_dataset).__name__ == "NameDataset"
+    assert list(observed) == ["finetune_without_pretraining", "pretrain"]
 
 
 def observed_configs(documents=13, block_size=64, **changes):
@@ -605,6 +662,8 @@ def test_xavier_bounds_of_a_latent_matrix():
 def test_the_reference_perceiver_passes_its_anatomy():
     anatomy = answers.answered(models.perceiver_anatomy(submission, vocab_size=256, seed=models.FINGERPRINT_SEED))
     models.judge_perceiver(anatomy)
+    models.judge_perceiver_as_specified(anatomy)  # causal as observed: in eval mode, without dropout's noise
+    assert anatomy["drift"] == [0.0] * len(models.CAUSALITY_POSITIONS)
     assert anatomy["down"] and anatomy["up"] and anatomy["logits_length"] == 128
     assert len(anatomy["latents"]) == 1 and anatomy["latents"][0]["grad"]
 
@@ -793,6 +852,17 @@ def test_predictions_regenerated_with_the_reference_model_and_the_file_agreeing(
     assert ctx.calls[-1][1]["size"] == TINY
 
 
+def test_the_file_and_the_regenerated_answers_agree_whatever_whitespace_either_keeps(tmp_path):
+    """Kills the whitespace around a regenerated answer counted as a difference from the file's (it is
+    scored without it)."""
+    reference = {"regenerated_predictions": regenerated([" London", "Kyoto ", "Lima", "\tLagos"])}
+    ctx = Graded(tmp_path, ["London", " Kyoto", "Lima ", "Lagos"], reference=reference,
+                 canned={"model_fingerprint": {"value": FINGERPRINT}}, thresholds={"min_accuracy": 0.5,
+                                                                                   "min_agreement": 1.0})
+    assert score(ctx).endswith("4 of 4 correct (100.0%); regenerated from vanilla.finetune.params with the "
+                               "reference's model; the file agrees on 4 of 4")
+
+
 def test_a_file_that_disagrees_with_its_parameters_fails(tmp_path):
     reference = {"regenerated_predictions": regenerated(["London", "Kyoto", "Lima", "x"])}
     ctx = Graded(tmp_path, ["London", "Kyoto", "a", "b"], reference=reference,
@@ -898,6 +968,21 @@ def test_the_reference_regenerates_its_own_predictions(tmp_path):
     assert found["shapes"]["tok_emb.weight" if "tok_emb.weight" in found["shapes"] else next(iter(found["shapes"]))]
     assert found["fingerprint"] == models.fingerprint(
         models.build_model(submission, "vanilla", len(vocabulary), size)[0], len(vocabulary), 5)
+
+
+def test_parameters_that_do_not_fit_name_their_first_three_misfits(tmp_path):
+    """Kills a misfit told by one tensor only, or by tensors in no fixed order."""
+    vocabulary = facts.PAD_CHAR + facts.MASK_CHAR + " ?ABLWabdehilnorsw"
+    size = dict(TINY, block_size=32)
+    state = models.build_model(submission, "vanilla", len(vocabulary), size)[0].state_dict()
+    wrong = sorted(state)[1:5]
+    torch.save({name: torch.zeros(3) if name in wrong else tensor for name, tensor in state.items()},
+               tmp_path / "v.params")
+    found = answers.answered(predictions.regenerated_predictions(
+        submission, variant="vanilla", size=size, params_path=str(tmp_path / "v.params"), vocabulary=vocabulary,
+        questions=["Where was Ada born?"], seed=5))
+    assert found["predictions"] is None
+    assert found["misfit"] == [f"{name} is [3] there, {list(state[name].shape)} in the model" for name in wrong[:3]]
 
 
 # ---- prediction scores at their edges: line ends, line counts, thresholds ------------------------------

@@ -3,6 +3,7 @@ The registry of tests and probes (grading/registry.py): @graded and its
 thresholds, the order and selection of tests, and a hidden bundle's tests.
 """
 
+import sys
 
 import pytest
 
@@ -166,6 +167,18 @@ def test_a_bundle_test_file_is_its_module_in_sys_modules_while_it_imports(bundle
                  '@graded("1h-0-hidden", points=1, visibility="hidden", timeout=9)\ndef t(ctx):\n    """d"""\n')
     registry.load_bundle_tests([str(path)])
     assert registered["1h-0-hidden"].source == str(path)
+
+
+def test_each_bundle_file_stays_its_own_module_in_sys_modules(bundle_tests, registered):
+    """Kills every bundle file imported under one module name: the later file then takes the earlier
+    one's place in sys.modules, where its functions' module (pickle, inspect, dataclasses) is looked up."""
+    paths = [bundle_tests(f"{name}.py", f'@graded("1h-{n}-hidden", points=1, visibility="hidden", timeout=9)\n'
+                                        f'def t(ctx):\n    """d"""\n')
+             for n, name in enumerate(("first", "second"))]
+    registry.load_bundle_tests([str(path) for path in paths])
+    for n, path in enumerate(paths):
+        function = registered[f"1h-{n}-hidden"].function
+        assert sys.modules[function.__module__].__file__ == str(path)
 
 
 def test_two_bundle_files_cannot_give_the_same_test(bundle_tests):

@@ -1,8 +1,9 @@
 """
 The runner, the grading process's side of a probe (grading/runner.py): the
-result channel and its run token, the time limit, the output cap, the
-folders a probe gets, forking from the zygote or spawning, ending and
-sweeping. The probes it starts run small tests files made here.
+result channel and its run token, the time limit, the output cap and the
+other default limits (the threat model's), the folders a probe gets,
+forking from the zygote or spawning, ending and sweeping. The probes it
+starts run small tests files made here.
 """
 
 import json
@@ -204,6 +205,18 @@ def test_collect_times_out_only_without_an_answer(tmp_path):
                                time.monotonic() + 0.3)
     for fd in (output_write, result_write, output_write2):
         os.close(fd)
+
+
+def test_collect_times_out_when_only_the_output_closed(tmp_path):
+    """Kills the output pipe's end taken for the answer's: a probe that closes its standard output and
+    error but never answers, while still running, times out."""
+    probes = runner_for(tmp_path)
+    output_read, output_write = os.pipe()
+    result_read, result_write = os.pipe()
+    os.close(output_write)
+    assert probes.collect(Exited(None), output_read, result_read, CappedBuffer(9), CappedBuffer(9),
+                          time.monotonic() + 0.3) is True
+    os.close(result_write)
 
 
 def test_collect_stops_soon_after_the_process_is_gone(tmp_path):
@@ -570,3 +583,40 @@ def test_a_probe_never_imports_from_the_graders_working_folder(spawning, tmp_pat
     monkeypatch.chdir(tmp_path / "decoy")
     found = spawning.run(str(tmp_path / "package"), str(tmp_path / "tests.py"), "answer", {"x": 1}, 30)
     assert found.status == "ok" and found.value["x"] == 1
+
+
+def test_the_default_limits_are_the_threat_models():
+    """Kills a default limit other than the one docs/threat-model.md promises an upload meets."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "threat-model.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| fork bomb"))
+    limits = Limits()
+    for promise in (f"at most {limits.processes} processes and threads",
+                    f"files of at most {limits.file_bytes >> 20} MiB",
+                    f"a {limits.disk_bytes >> 20} MiB private tmpfs as home",
+                    f"{limits.output_bytes >> 10} KiB of output kept"):
+        assert promise in row, promise
+    assert limits.memory_bytes == 4096 << 20  # --memory-mb's default, which the row names
+
+
+class ExitsLater:
+    """A probe process that ends `after` seconds from now (poll answers 0 from then on)."""
+
+    def __init__(self, after):
+        self.ends = time.monotonic() + after
+
+    def poll(self):
+        return 0 if time.monotonic() >= self.ends else None
+
+
+def test_collect_notices_an_exit_within_a_moment(tmp_path):
+    """Kills the pipes waited on a second at a time: an exit (whose pipes a child still holds open) is
+    noticed within a tenth of a second, and collect ends the grace period later."""
+    probes = runner_for(tmp_path)
+    output_read, output_write = os.pipe()
+    result_read, result_write = os.pipe()
+    started = time.monotonic()
+    assert probes.collect(ExitsLater(0.2), output_read, result_read, CappedBuffer(9), CappedBuffer(9),
+                          started + 30) is False
+    assert 0.2 + runner.EXIT_GRACE_SECONDS <= time.monotonic() - started < 0.2 + runner.EXIT_GRACE_SECONDS + 0.45
+    for fd in (output_write, result_write):
+        os.close(fd)

@@ -1,8 +1,10 @@
 """
 A grading run (grading/suite.py): each test's verdict, its time limit, its
-scratch folder, two at a time, and what an interrupt leaves.
+seconds (without the wait for the zygote's start), its scratch folder, the
+files folder graded, two at a time, and what an interrupt leaves.
 """
 
+import itertools
 import os
 import shutil
 import time
@@ -18,6 +20,7 @@ from grading.registry import GradedTest
 from grading.runner import Limits
 
 from grading_helpers import write
+from runtime_helpers import DISK_FULL, then_raising
 
 
 def ending(error):
@@ -173,3 +176,51 @@ def test_an_interrupted_suite_kills_its_probes(tmp_path, monkeypatch):
         suite.Suite(str(tmp_path / "hand_in")).run([GradedTest("1e-0-basic", 1.0, "basic", 9.0, "d",
                                                                         interrupted)])
     assert RecordingRunner.made[0].killed and RecordingRunner.made[0].closed
+
+
+def test_a_tests_seconds_leave_out_the_wait_for_the_zygote_and_a_timeout_of_zero_is_a_limit(tmp_path, monkeypatch):
+    """Kills the zygote's one-off start counted in the seconds of the test that waited for it, and a
+    --timeout of 0 taken for no --timeout (the test's own limit)."""
+    monkeypatch.setattr(suite, "ProbeRunner", RecordingRunner)
+    clock = itertools.count(100.0, 10.0)  # each reading of the suite's clock is 10 s after the one before
+    monkeypatch.setattr(suite, "time", types.SimpleNamespace(monotonic=lambda: next(clock)))
+    (tmp_path / "hand_in").mkdir()
+    deadlines = []
+
+    def waits(ctx):
+        deadlines.append(ctx.deadline)
+        ctx.deadline += 4.0  # as Context.run adds the zygote's start
+    waiting = GradedTest("1e-0-basic", 5.0, "basic", 900.0, "d", waits)
+    found, seconds = suite.Suite(str(tmp_path / "hand_in"), timeout=0).run([waiting])
+    assert deadlines == [110.0] and found[0].seconds == 10.0 - 4.0 and seconds == 30.0
+
+
+def test_the_files_graded_come_from_the_files_folder(tmp_path, monkeypatch):
+    """Kills the parameters and predictions read from the package rather than the --files folder."""
+    monkeypatch.setattr(suite, "ProbeRunner", RecordingRunner)
+    write(tmp_path / "package" / "__init__.py", "")
+    write(tmp_path / "package" / "a.predictions", "in the package\n")
+    write(tmp_path / "out" / "a.predictions", "in the files folder\n")
+    seen = []
+    test = GradedTest("1e-0-basic", 5.0, "basic", 9.0, "d", lambda ctx: seen.append((ctx.snapshot.files,
+                                                                                      ctx.submission_dir)))
+    suite.Suite(str(tmp_path / "package"), files_dir=str(tmp_path / "out")).run([test])
+    assert seen == [({"a.predictions": "in the files folder\n"}, str(tmp_path / "package"))]
+
+
+def test_a_snapshot_that_fails_midway_leaves_no_copies_and_the_next_run_works(tmp_path, monkeypatch):
+    """Kills the private copies of the parameters left behind (in a folder of the machine's temporary
+    space) when copying them fails midway, a disk filled by a large parameters file, say."""
+    monkeypatch.setattr(suite, "ProbeRunner", RecordingRunner)
+    monkeypatch.setattr(suite.tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    for name in ("a.params", "b.params"):
+        write(tmp_path / "hand_in" / name, "weights")
+    test = GradedTest("1e-0-basic", 5.0, "basic", 9.0, "d", lambda ctx: " ".join(sorted(ctx.snapshot.params)))
+    with monkeypatch.context() as patch, pytest.raises(OSError):
+        patch.setattr(shutil, "copyfile", then_raising(shutil.copyfile, DISK_FULL))
+        suite.Suite(str(tmp_path / "hand_in")).run([test])
+    assert os.listdir(tmp_path / "tmp") == []
+    found, _ = suite.Suite(str(tmp_path / "hand_in")).run([test])
+    assert (found[0].status, found[0].message) == ("pass", "a.params b.params")
+    assert os.listdir(tmp_path / "tmp") == []

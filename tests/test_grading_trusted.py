@@ -96,10 +96,12 @@ def test_a_failing_reference_is_a_trusted_failure(reference):
         reference("vanish")
 
 
-def test_an_answer_without_an_error_is_an_unknown_error(reference, monkeypatch):
+@pytest.mark.parametrize("answer, told", [('{"ok": false}', "unknown error"),
+                                          ('{"ok": false, "value": 1, "error": "broke"}', "broke")])
+def test_an_answer_not_ok_is_a_failure_even_with_a_value(reference, monkeypatch, answer, told):
     monkeypatch.setattr(trusted.subprocess, "run", lambda args, **kwargs: subprocess.CompletedProcess(
-        args, 0, stdout='{"ok": false}', stderr=""))
-    with pytest.raises(trusted.TrustedFailure, match="^unknown error$"):
+        args, 0, stdout=answer, stderr=""))
+    with pytest.raises(trusted.TrustedFailure, match=f"^{told}$"):
         reference("observe", x=1)
 
 
@@ -151,3 +153,16 @@ def test_trusted_main_answers_alone_on_its_standard_output(tmp_path, monkeypatch
                 os.close(original)
     assert json.loads((tmp_path / "out").read_text()) == {"ok": True, "value": "observe"}
     assert (tmp_path / "err").read_text() == "the reference prints\n" and limits == [(12345, 1 << 30)]
+
+
+def test_a_reference_ending_without_an_answer_shows_the_end_of_what_it_wrote(reference, monkeypatch):
+    """Kills the start of a long standard error shown instead of its end, where the error is, or a
+    tail one character short."""
+    written = "Traceback: " + "x" * trusted.ERROR_TAIL_CHARS + "MemoryError\n"
+    monkeypatch.setattr(trusted.subprocess, "run", lambda args, **kwargs: subprocess.CompletedProcess(
+        args, -9, stdout="", stderr=written))
+    with pytest.raises(trusted.TrustedFailure) as caught:
+        reference("observe", x=1)
+    assert str(caught.value) == ("the reference's process ended without answering (exit status -9):\n"
+                                 + written[-trusted.ERROR_TAIL_CHARS:])
+    assert str(caught.value).endswith("xMemoryError\n")

@@ -5,7 +5,8 @@ supplementary group, the first process of a PID namespace whose /proc shows
 it alone, without network, with /tmp read-only and its package copy mounted
 read-only (without the package's symbolic links), under the memory limit,
 holding none of the zygote's descriptors, and nothing it registered runs
-after its answer. Needs root, a user `nobody` and namespaces (skips
+after its answer; its probe comes from a tests file only root may read (a
+bundle's hidden tests), read before the probe drops to the user. Needs root, a user `nobody` and namespaces (skips
 otherwise). The zygote's Python need not be readable by that user: the
 probe runs in the zygote's forked copy and imports only what it has loaded.
 """
@@ -98,6 +99,7 @@ def world_readable(monkeypatch):
 def test_a_probe_for_another_user_is_isolated(world_readable):
     folder = world_readable
     (folder / "tests.py").write_text(TESTS_FILE)
+    os.chmod(folder / "tests.py", 0o600)  # as a bundle's hidden tests: read before the probe becomes the user
     (folder / "secret.txt").write_text(SECRET)
     os.chmod(folder / "secret.txt", 0o600)
     (folder / "holds_a_secret.py").write_text(f"SECRET = open({str(folder / 'secret.txt')!r})\n")  # the zygote's

@@ -3,11 +3,13 @@ A zygote slow to fork (src/grading/zygote.py, runner.py): past the wait for
 its reply the runner spawns the probe instead, while the zygote may still
 fork the request it was sent. That late child must not live (the client
 kills it, so no probe runs untracked) and must not share the spawned
-probe's pipes (which hold one answer, the spawned probe's). The stand-in
+probe's pipes (which hold one answer, the spawned probe's); the grader
+closes its ends of the pipes it gave up on. The stand-in
 zygote is the real one with os.fork slowed by a module it preloads, or, for a
 late child that answers before it can be killed, a fake that answers itself.
 """
 
+import gc
 import os
 import signal
 import textwrap
@@ -130,3 +132,25 @@ def test_a_late_answer_on_the_pipes_given_up_is_not_taken(slow, monkeypatch):
     finally:
         sandbox.close()
     assert (found.status, found.reason) == ("ok", "") and found.value != "late"
+
+
+def open_descriptors():
+    return sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
+
+
+def test_the_pipes_given_up_on_are_closed_in_the_grader(slow, monkeypatch):
+    """Kills the grader's read ends of the pipes handed to a zygote too slow to fork left open: a
+    descriptor leaked for every probe spawned past a slow fork."""
+    monkeypatch.setattr(runner, "ZygoteClient", LateZygote)
+    monkeypatch.setattr(runner, "CAN_FORK", True)
+    gc.collect()  # what earlier tests left for the collector closes now, not during the run
+    before = open_descriptors()
+    sandbox = ProbeRunner(str(slow / "work"), "token", fork=True)
+    try:
+        assert sandbox.run(str(slow / "package"), str(slow / "tests.py"), "answer", {}, 30).status == "ok"
+    finally:
+        sandbox.close()
+    deadline = time.monotonic() + 5  # the stand-in closes its own copies 0.3 s after the fork
+    while set(open_descriptors()) - set(before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert set(open_descriptors()) - set(before) == set()

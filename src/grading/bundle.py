@@ -87,15 +87,19 @@ def read_json(path):
 def read_labels(path):
     """The (question, answer) pairs of a "question<TAB>answer" file; every non-empty line needs one,
     with an answer (an empty one would mark every empty prediction right)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.readlines()
+    except UnicodeDecodeError:
+        raise BundleError(f"{path} is not UTF-8 text") from None
     pairs = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            fields = line.rstrip("\r\n").split("\t")
-            if len(fields) != 2 or not fields[1].strip():
-                raise BundleError(f"{path}, line {number}: expected 'question<TAB>answer' with a non-empty answer")
-            pairs.append((fields[0], fields[1].strip()))
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        fields = line.rstrip("\r\n").split("\t")
+        if len(fields) != 2 or not fields[1].strip():
+            raise BundleError(f"{path}, line {number}: expected 'question<TAB>answer' with a non-empty answer")
+        pairs.append((fields[0], fields[1].strip()))
     return pairs
 
 

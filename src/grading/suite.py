@@ -68,7 +68,11 @@ class Suite:
         """Run `tests`; returns (results in the same order, wall-clock seconds)."""
         started = time.monotonic()
         private = tempfile.mkdtemp(prefix="grading-private-")  # mode 0700: the snapshot's parameters
-        snapshot = Snapshot(self.files_dir, private)
+        try:
+            snapshot = Snapshot(self.files_dir, private)
+        except BaseException:  # a copy failed midway (a full disk): no copies left behind
+            shutil.rmtree(private, ignore_errors=True)
+            raise
         work_root = tempfile.mkdtemp(prefix="grading-")
         os.chmod(work_root, 0o755)
         runner = ProbeRunner(work_root, secrets.token_hex(16), self.limits, self.user,
