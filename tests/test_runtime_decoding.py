@@ -87,6 +87,14 @@ def test_greedy_decode_writes_what_sample_writes(spread):
     assert greedy_decode(spread, prompts, 9) == [sampled(spread, p, 9) for p in prompts]
 
 
+def test_a_model_left_in_training_mode_decodes_as_sample(spread):
+    """Kills batched decoding under dropout: sample puts the model in eval mode, and so must greedy_decode."""
+    model = copy.deepcopy(spread).train()
+    prompts = prompts_of(QUESTIONS[:4])
+    assert greedy_decode(model, prompts, 5) == [sampled(spread, p, 5) for p in prompts]
+    assert not model.training
+
+
 def test_prompts_with_a_common_start_decode_as_sample(spread):
     """Kills a wrong shared start (computed once a batch) or a wrong write of it into the cache."""
     prompts = prompts_of(['abcd' + question for question in ('', 'e', 'jj', 'bbb', 'e')])
@@ -216,6 +224,27 @@ def test_questions_are_decoded_by_length_in_batches_and_only_long_ones_one_at_a_
     assert [call[:3] for call in calls] == [(50, 32, None), (50, 32, None), (33, 32, None)]
 
 
+def test_when_a_later_batch_is_refused_only_the_questions_left_go_one_at_a_time(spread, alphabet, monkeypatch,
+                                                                              capsys):
+    """Kills the questions of the batches already decoded answered again by the slow loop, and counted
+    twice by the progress bar."""
+    calls, slow = [], []
+
+    def refused_after_one_batch(model, prompts, steps, stop=None):
+        """greedy_decode writing MASK at once for the first batch, refusing the second."""
+        calls.append(len(prompts))
+        if len(calls) > 1:
+            raise CacheUnusable("batched logits differ from the model's forward on one prompt")
+        return [p + [2] for p in prompts]
+    monkeypatch.setattr(decoding, 'greedy_decode', refused_after_one_batch)
+    monkeypatch.setattr(decoding, 'predict_places_plain',
+                        lambda model, questions, dataset, device: slow.extend(questions) or ['slow'] * len(questions))
+    questions = ['abc', 'a', 'ab', 'abcd', 'b']
+    assert predict_places(spread, questions, alphabet, 'cpu', batch_size=2) == ['slow', '', 'slow', 'slow', '']
+    assert calls == [2, 2] and slow == ['abc', 'ab', 'abcd']
+    assert "5/5" in capsys.readouterr().err
+
+
 def test_the_one_at_a_time_loop_shows_its_progress(spread, alphabet, capsys):
     """Kills the plain loop's progress bar unnamed."""
     predict_places_plain(spread, ['ab', 'c'], alphabet, 'cpu')
@@ -226,6 +255,16 @@ def test_a_prediction_is_the_text_between_the_first_two_masks():
     """Kills another piece of the completion taken."""
     assert prediction_from_completion(f"ab{MASK_CHAR}cd{MASK_CHAR}e{MASK_CHAR}", MASK_CHAR) == "cd"
     assert prediction_from_completion(f"ab{MASK_CHAR}cde", MASK_CHAR) == "cde"
+
+
+def test_a_question_that_holds_a_mask_is_answered_inside_its_prompt(spread, alphabet):
+    """Kills a prediction taken as what the model writes after the prompt: it is the text between the
+    completion's first two MASKs, inside the prompt for a question that holds a MASK, batched or not."""
+    questions = [f"ab{MASK_CHAR}cd", f"{MASK_CHAR}h", "ab"]
+    plain = predict_places_plain(spread, questions, alphabet, 'cpu')
+    assert plain[:2] == ["cd", "h"]
+    for stop_at_mask in (True, False):
+        assert predict_places(spread, questions, alphabet, 'cpu', 2, stop_at_mask) == plain
 
 
 def not_causal(model):

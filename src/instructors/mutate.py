@@ -91,8 +91,6 @@ EQUIVALENT = {
     'runtime.decoding.greedy.xǁRecomputeǁ__init____mutmut_14': "columns past the last one fed are never read",
     'runtime.decoding.greedy.xǁRecomputeǁlogits__mutmut_9': "attention is causal: a column after every row's last position "
                                                  "changes no logits at those positions",
-    **{f'runtime.decoding.x_predict_places__mutmut_{n}': "`fits` is not read after the loop it is set in"
-       for n in (50, 52)},
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': "a list of ints makes an int64 tensor" for n in (12, 15)},
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': "sample's default is sample=False" for n in (21, 25)},
     'grading.bundle.x_read_json__mutmut_6': UTF8_ALIAS,

@@ -75,8 +75,7 @@ def predict_places(model, questions, dataset, device, batch_size=128, stop_at_ma
             except CacheUnusable as error:
                 tqdm.write(f"predict_places: {error}; answering one question at a time "
                            f"(the same predictions, slower)", file=sys.stderr)
-                fits = [False] * len(prompts)  # no cache computes this model: answer with sample
-                break
+                break  # the questions left unanswered go to predict_places_plain below
             for i, completion in zip(rows, completions):
                 predictions[i] = prediction_from_completion(''.join(dataset.itos[c] for c in completion),
                                                             dataset.MASK_CHAR)
