@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 
 from submission import CharCorruptionDataset, NameDataset
 
@@ -80,12 +81,16 @@ def long_documents(make_corpus):
 
 
 def upper(block_size):
+    """The reference's truncation bound, the Fall 2023 starter's int(block_size * 7/8) (the 2024 starters' 3/4
+    is graded as right too, but the reference's figures were made with 7/8: docs/departures.md)."""
     return int(block_size * 7 / 8)
 
 
 # ---------------------------------------------------------------- span corruption
 
 def test_x_and_y_are_block_minus_one_ids_and_y_is_x_shifted(sampled):
+    """x and y are LongTensors of block_size - 1 ids, the reference's (the course's padding recipe; the
+    docstring's block_size is graded as right too), and y is x shifted by one."""
     dataset, examples = sampled
     for example in examples:
         assert example.x.dtype == example.y.dtype == torch.long
@@ -128,9 +133,10 @@ def test_every_truncated_length_is_reachable_on_long_documents(sampled):
     assert lengths == set(range(4, upper(dataset.block_size) + 1))
 
 
-@pytest.mark.parametrize("block_size", [128, 64])
+@pytest.mark.parametrize("block_size", [128, 100, 64])
 def test_every_truncated_length_is_reachable_on_generated_long_documents(long_documents, seeded_random,
                                                                         block_size):
+    """Every length from 4 to the bound, floored (int(100 * 7/8) is 87, not 88)."""
     _, examples = corruptions(long_documents, block_size, seeded_random)
     assert all(len(d) >= upper(block_size) for d in long_documents)
     assert {len(e.truncated) for e in examples} == set(range(4, upper(block_size) + 1))
@@ -165,6 +171,50 @@ def test_span_start_is_spread_over_the_truncated_text(sampled):
     assert any(prefix and suffix for prefix, _, suffix in placed)
     room = [(len(prefix), len(prefix) + len(suffix)) for prefix, _, suffix in placed if prefix + suffix]
     assert abs(statistics.mean(start / width for start, width in room) - 0.5) <= 0.05
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(st.text(alphabet="ab .\u00e9\t", max_size=200), st.integers(24, 160), st.integers(0, 2 ** 16))
+def test_any_document_gives_a_well_formed_example(seeded_random, document, block_size, seed):
+    """For any one-line document and block size from 24 (where the longest example still fits the
+    block): x and y of block_size - 1 ids, y x shifted, PADs only at the end, and
+    prefix MASK suffix MASK masked [MASK] rebuilding the document's first 4 to int(block_size * 7/8)
+    characters, or all of it when it is shorter than 4."""
+    dataset = CharCorruptionDataset(document + "\nxyz", block_size)
+    with seeded_random(seed):
+        x, y = dataset[0]
+    example = Corruption(document, x, y, decode(dataset, x) + dataset.itos[int(y[-1])])
+    assert x.shape == y.shape == (block_size - 1,)
+    assert torch.equal(y[:-1], x[1:])
+    assert PAD not in example.text.rstrip(PAD) and example.body.count(MASK) == 2
+    assert document.startswith(example.truncated)
+    assert min(4, len(document)) <= len(example.truncated) <= upper(block_size)
+
+
+SHORT_DOCUMENTS = ["", "a", "ab", "abc", "abcd", "abcde", "The quick brown fox jumps over the lazy dog ."]
+
+
+def test_a_document_shorter_than_4_characters_stays_whole(seeded_random):
+    """Documents of 0 to 3 characters are kept whole (the empty one gives MASK MASK [MASK] and PADs);
+    a document of 4 is always kept whole, and one of 5 is cut to 4 or kept whole."""
+    _, examples = corruptions(SHORT_DOCUMENTS, 32, seeded_random, count=700)
+    for example in examples:
+        length = len(example.document)
+        assert example.truncated == example.document if length <= 4 else len(example.truncated) >= 4
+        assert example.text.rstrip(PAD).count(MASK) in (2, 3)
+    assert {len(e.truncated) for e in examples if len(e.document) == 5} == {4, 5}
+
+
+def test_a_corpus_ending_in_a_newline_has_an_empty_last_document(seeded_random):
+    """The documents are the corpus split on "\\n", the empty last line included (2937 in the course's
+    wiki.txt); its example is made like any other."""
+    dataset = CharCorruptionDataset("Ada Moreau. Ada was a poet .\nBo Szabo. Bo was a judge .\n", 32)
+    assert len(dataset) == 3 and dataset.data[2] == ""
+    with seeded_random(3):
+        x, y = dataset[2]
+    text = decode(dataset, x) + dataset.itos[int(y[-1])]
+    assert text.rstrip(PAD) in (MASK * 2, MASK * 3)
+    assert torch.equal(y[:-1], x[1:])
 
 
 def test_vocabulary_is_pad_mask_then_sorted_characters(documents):
@@ -220,7 +270,8 @@ def test_name_dataset_uses_the_pretraining_vocabulary(corpus, pretraining):
 
 
 def test_name_dataset_keeps_ascii_only_and_skips_blank_lines(pretraining):
-    names = NameDataset("\nWhere was Ad\u00e9 Moreau born?\tBr\u00fcno\n\n", pretraining)
+    """Empty lines and lines of spaces or tabs alone are no questions; non-ASCII characters are dropped."""
+    names = NameDataset("\nWhere was Ad\u00e9 Moreau born?\tBr\u00fcno\n\n  \n\t\n", pretraining)
     assert len(names) == 1
     x, _ = names[0]
     assert decode(names, x).rstrip(PAD) == "Where was Ad Moreau born?" + MASK + "Brno" + MASK

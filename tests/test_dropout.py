@@ -1,15 +1,15 @@
 """
 The reference model in training mode (src/submission/model.py, attention.py,
-trainer.py, utils.py; ../shared/SPEC.md and docs/departures.md, "dropout
+utils.py; ../shared/SPEC.md and docs/departures.md, "dropout
 placement"): dropout sits after the sum of the token and position
 embeddings, on the attention weights, after the attention's output
 projection and at the end of the MLP, each with its own probability from
 the config (embd_pdrop, attn_pdrop, resid_pdrop), for the fused attention
 (SDPA's dropout_p) and the written-out one, self- and cross-attention. In
 training mode each drops at rate p and scales the survivors by 1/(1-p); in
-eval mode nothing is dropped. The trainer trains in training mode at every
-epoch, also after a test loss (which evaluates in eval mode), and `sample`
-decodes in eval mode whatever mode the model was left in.
+eval mode nothing is dropped, and `sample` decodes in eval mode whatever
+mode the model was left in. (That the trainer trains in training mode at
+every epoch is tested in tests/test_trainer.py.)
 
 Each place is measured alone: its probability is set, the others are 0, so
 the training-mode output is the eval-mode output with some elements zeroed
@@ -24,9 +24,8 @@ import functools
 
 import pytest
 import torch
-from torch.utils.data import TensorDataset
 
-from submission import GPT, GPTConfig, Trainer, TrainerConfig
+from submission import GPT, GPTConfig
 from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.model import MLP
 from submission.utils import sample
@@ -250,26 +249,3 @@ def test_sample_decodes_in_eval_mode():
     plain.load_state_dict(dropping.state_dict())
     x = torch.randint(1, VOCAB, (6, 3), generator=torch.Generator().manual_seed(11))
     assert torch.equal(seeded(lambda: sample(dropping, x, 5)), sample(plain, x, 5))
-
-
-# ---------------------------------------------------------------- the trainer
-
-def test_the_trainer_trains_in_training_mode_at_every_epoch():
-    """Kills a trainer that sets training mode once, before the first epoch, or never (a model handed
-    over in eval mode), and a test loss taken in training mode: over three epochs with a test set, every
-    forward with gradients (a step) has every module in training mode, every one without (the test
-    loss) has none, and there is one of each a batch."""
-    torch.manual_seed(0)
-    model = GPT(config(embd=0.1, attn=0.1, resid=0.1)).eval()
-    modes = []
-    model.register_forward_pre_hook(lambda module, args: modes.append(
-        (torch.is_grad_enabled(), {m.training for m in module.modules()})))
-    ids = torch.randint(1, VOCAB, (12, BLOCK + 1), generator=torch.Generator().manual_seed(12))
-    train = TensorDataset(ids[:8, :-1], ids[:8, 1:])
-    test = TensorDataset(ids[8:, :-1], ids[8:, 1:])
-    trainer = Trainer(model, train, test, TrainerConfig(max_epochs=3, batch_size=4, learning_rate=1e-3))
-    trainer.device = torch.device("cpu")
-    trainer.train()
-    assert [mode for grad, mode in modes if grad] == [{True}] * (3 * 2)
-    assert [mode for grad, mode in modes if not grad] == [{False}] * (3 * 1)
-    assert [grad for grad, _ in modes] == [True, True, False] * 3

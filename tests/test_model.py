@@ -59,43 +59,6 @@ def test_changing_token_j_changes_nothing_before_j(tiny_config, perceiver, fused
         assert differs(logits[row, j], logits[0, j]), j
 
 
-def test_cross_attention_query_row_i_sees_key_columns_up_to_i(tiny_config):
-    """Perturbing key/value row j changes exactly the query rows >= j, both
-    when there are fewer queries than keys and when there are more."""
-    torch.manual_seed(0)
-    attn = CausalCrossAttention(tiny_config(VOCAB, BLOCK)).eval()
-    for t_kv, t_q in [(12, 7), (7, 12), (10, 10)]:
-        x_kv, x_q = torch.randn(2, t_kv, 32), torch.randn(2, t_q, 32)
-        with torch.no_grad():
-            base = attn(x_kv, x_q)
-            for j in range(t_kv):
-                moved = x_kv.clone()
-                moved[:, j] += torch.randn(2, 32)
-                out = attn(moved, x_q)
-                exact(out[:, :j], base[:, :j])
-                for i in range(j, t_q):
-                    assert differs(out[:, i], base[:, i]), (t_kv, t_q, j, i)
-
-
-@pytest.mark.parametrize("batched", ["keys", "queries"])
-def test_cross_attention_broadcasts_a_batch_of_one(tiny_config, batched):
-    torch.manual_seed(1)
-    attn = CausalCrossAttention(tiny_config(VOCAB, BLOCK)).eval()
-    one_kv, one_q = torch.randn(1, 9, 32), torch.randn(1, 6, 32)
-    many_kv, many_q = torch.randn(3, 9, 32), torch.randn(3, 6, 32)
-    with torch.no_grad():
-        if batched == "keys":
-            out, expected = attn(many_kv, one_q), attn(many_kv, one_q.expand(3, -1, -1).clone())
-        else:
-            out, expected = attn(one_kv, many_q), attn(one_kv.expand(3, -1, -1).clone(), many_q)
-    assert out.shape == (3, 6, 32)
-    exact(out, expected)
-    for i in range(3):
-        kv, q = (many_kv[i:i + 1], one_q) if batched == "keys" else (one_kv, many_q[i:i + 1])
-        with torch.no_grad():
-            exact(out[i:i + 1], attn(kv, q))
-
-
 # ---------------------------------------------------------------- structure
 
 def test_gpt_layout(tiny_config):
@@ -127,7 +90,8 @@ def test_block_layout(tiny_config):
 
 def test_initialisation(tiny_config):
     """Linear and embedding weights ~ N(0, 0.02) (checked per matrix, each
-    with at least 1024 entries), every bias 0, LayerNorm (1, 0)."""
+    with at least 1024 entries), the positional embedding 0, every bias 0,
+    LayerNorm (1, 0)."""
     torch.manual_seed(2)
     model = GPT(tiny_config(VOCAB, BLOCK, n_embd=64, n_layer=2))
     weights = [m.weight for m in model.modules() if isinstance(m, (nn.Linear, nn.Embedding))]
@@ -136,6 +100,7 @@ def test_initialisation(tiny_config):
         assert weight.numel() >= 1024
         assert abs(weight.std().item() - 0.02) < 0.002
         assert abs(weight.mean().item()) < 0.002
+    assert torch.all(model.pos_emb == 0)
     biases = [m.bias for m in model.modules() if isinstance(m, nn.Linear) and m.bias is not None]
     assert len(biases) == 2 * 6 and all(torch.all(b == 0) for b in biases)
     norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
@@ -156,6 +121,32 @@ def test_loss_is_cross_entropy_ignoring_pad_targets(tiny_config):
     kept = targets != 0
     exact(loss, -log_probs[kept].mean())
     assert model(idx)[1] is None
+
+
+@pytest.mark.parametrize("length", [1, 13, BLOCK])
+def test_vanilla_gpt_forward_path(tiny_config, length):
+    """The logits are head(ln_f(blocks(tok_emb + pos_emb[:T]))), the positions read from the start of
+    the table whatever the length, up to block_size itself."""
+    torch.manual_seed(9)
+    model = GPT(tiny_config(VOCAB, BLOCK, n_layer=2)).eval()
+    nn.init.normal_(model.pos_emb)
+    idx = torch.randint(0, VOCAB, (2, length))
+    with torch.no_grad():
+        logits, _ = model(idx)
+        expected = model.head(model.ln_f(model.blocks(model.tok_emb(idx) + model.pos_emb[:, :length])))
+    assert logits.shape == (2, length, VOCAB)
+    exact(logits, expected)
+
+
+@pytest.mark.parametrize("perceiver", [False, True], ids=["vanilla", "perceiver"])
+def test_a_sequence_longer_than_the_block_is_refused(tiny_config, perceiver):
+    extra = dict(perceiver=True, bottleneck_dim=BOTTLENECK) if perceiver else {}
+    model = GPT(tiny_config(VOCAB, BLOCK, n_layer=4, **extra)).eval()
+    assert model.get_block_size() == BLOCK
+    with torch.no_grad():
+        assert model(torch.zeros(1, BLOCK, dtype=torch.long))[0].shape == (1, BLOCK, VOCAB)
+        with pytest.raises(AssertionError, match="block size"):
+            model(torch.zeros(1, BLOCK + 1, dtype=torch.long))
 
 
 def test_block_is_pre_layernorm_with_two_residuals(tiny_config):

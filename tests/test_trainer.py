@@ -1,4 +1,12 @@
-"""TrainerConfig defaults, the learning-rate schedule, batching and the weight-decay groups."""
+"""
+The student's plain trainer (src/submission/trainer.py): TrainerConfig's
+defaults, the learning-rate schedule counted in tokens (warmup, cosine decay
+to the 10% floor at final_tokens, rising again after it) and set on every
+parameter group after each step, each step's gradient fresh and clipped to
+grad_norm_clip, the weight-decay groups, the data order, the checkpoint, the
+writer's scalars, the test loss (in eval mode) and training mode at every
+epoch, and the callbacks.
+"""
 
 import itertools
 import math
@@ -129,7 +137,157 @@ def test_learning_rates_follow_schedule_on_uncut_token_counts(names, tiny_config
     assert trainer.step == 6
     assert trainer.tokens == 40 * per_example
     assert rates == pytest.approx([schedule(1e-3, warmup, final, n * per_example) for n in seen])
-    assert trainer.optimizer.param_groups[0]["lr"] == rates[-1]
+    assert [group["lr"] for group in trainer.optimizer.param_groups] == [rates[-1]] * 2
+
+
+# ---------------------------------------------------------------- each step
+
+class Weighted(torch.nn.Module):
+    """A model whose loss is scale * sum((weight + bias) * x) over the batch: the gradient of each of its
+    two weights is scale * sum(x), and of its bias twice that, whatever their values."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+        self.weight = torch.nn.Parameter(torch.ones(2))
+        self.bias = torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, x, y):
+        return None, self.scale * ((self.weight + self.bias) * x.float()).sum()
+
+
+@pytest.fixture
+def stepped(monkeypatch):
+    """The (gradients, learning rates) each AdamW step of a Trainer is taken with, in order."""
+    seen = []
+
+    class RecordingAdamW(torch.optim.AdamW):
+        def step(self, closure=None):
+            seen.append(([p.grad.clone() for group in self.param_groups for p in group["params"]],
+                         [group["lr"] for group in self.param_groups]))
+            return super().step(closure)
+
+    monkeypatch.setattr(torch.optim, "AdamW", RecordingAdamW)
+    return seen
+
+
+def test_each_step_takes_its_own_batchs_gradient(stepped):
+    """Kills gradients left over from the step before: with a clip far above them, each step's gradient is
+    its batch's alone (10, 26, 19 for each weight, twice that for the bias, for the batches [1..4], [5..8],
+    [9, 10])."""
+    config = TrainerConfig(max_epochs=2, batch_size=4, grad_norm_clip=1e9)
+    Trainer(Weighted(scale=1.0), Positions(), None, config).train()
+    assert [[g.tolist() for g in grads] for grads, _ in stepped] == [
+        [[total] * 2, [2 * total]] for total in (10.0, 26.0, 19.0)] * 2
+
+
+@pytest.mark.parametrize("clip", [1.0, 0.5])
+def test_each_step_clips_the_whole_gradients_norm_to_grad_norm_clip(stepped, clip):
+    """Kills a step without clipping, at another norm, or clipping each parameter apart: a gradient whose
+    norm is above grad_norm_clip is scaled down to it, its direction kept; one below it is left alone."""
+    config = TrainerConfig(max_epochs=1, batch_size=4, grad_norm_clip=clip)
+    Trainer(Weighted(scale=1.0), Positions(), None, config).train()
+    for grads, _ in stepped:
+        weight, bias = grads
+        assert torch.cat([weight, bias]).norm().item() == pytest.approx(clip, rel=1e-5)
+        assert weight.tolist() == pytest.approx([bias.item() / 2] * 2)
+    stepped.clear()
+    Trainer(Weighted(scale=clip / 100), Positions(), None, config).train()
+    assert [g for grads, _ in stepped for g in torch.cat(grads).tolist()] == pytest.approx(
+        [clip * share * factor for share in (0.1, 0.26, 0.19) for factor in (1, 1, 2)])
+
+
+def test_the_first_step_runs_at_the_base_rate_and_each_next_one_at_the_schedule_so_far(stepped):
+    """The rate is set after each step, for the next one, on both groups: the first step runs at the base
+    rate, the next ones at the schedule after 4 and after 8 positions (warmup 16)."""
+    config = TrainerConfig(max_epochs=1, batch_size=4, learning_rate=1e-2, lr_decay=True, warmup_tokens=16,
+                           final_tokens=40)
+    Trainer(Weighted(scale=1.0), Positions(), None, config).train()
+    rates = [lrs for _, lrs in stepped]
+    assert rates == [[1e-2] * 2, [1e-2 * 4 / 16] * 2, [1e-2 * 8 / 16] * 2]
+
+
+# ---------------------------------------------------------------- epochs, checkpoint, writer, test loss
+
+def test_the_trainer_trains_in_training_mode_at_every_epoch(tiny_config):
+    """Kills a trainer that sets training mode once, before the first epoch, or never (a model handed
+    over in eval mode), and a test loss taken in training mode: over three epochs with a test set, every
+    forward with gradients (a step) has every module in training mode, every one without (the test
+    loss) has none, and there is one of each a batch."""
+    torch.manual_seed(0)
+    model = GPT(tiny_config(12, 8, n_layer=2, dropout=0.1)).eval()
+    modes = []
+    model.register_forward_pre_hook(lambda module, args: modes.append(
+        (torch.is_grad_enabled(), {m.training for m in module.modules()})))
+    ids = torch.randint(1, 12, (12, 9), generator=torch.Generator().manual_seed(12))
+    train = torch.utils.data.TensorDataset(ids[:8, :-1], ids[:8, 1:])
+    test = torch.utils.data.TensorDataset(ids[8:, :-1], ids[8:, 1:])
+    trainer = Trainer(model, train, test, TrainerConfig(max_epochs=3, batch_size=4, learning_rate=1e-3))
+    trainer.device = torch.device("cpu")
+    trainer.train()
+    assert [mode for grad, mode in modes if grad] == [{True}] * (3 * 2)
+    assert [mode for grad, mode in modes if not grad] == [{False}] * (3 * 1)
+    assert [grad for grad, _ in modes] == [True, True, False] * 3
+
+
+def test_training_starts_at_the_trainers_epoch_and_stops_at_max_epochs():
+    """A run whose epoch is set before it starts (as a resume sets it) trains only the epochs left."""
+    trainer = Trainer(Weighted(scale=1.0), Positions(), None, TrainerConfig(max_epochs=3, batch_size=4))
+    epochs = []
+    trainer.add_callback('on_train_start', lambda t: setattr(t, 'epoch', 1))
+    trainer.add_callback('on_epoch_end', lambda t: epochs.append((t.epoch, t.step)))
+    trainer.train()
+    assert epochs == [(1, 3), (2, 6)]
+    idle = Trainer(Weighted(scale=1.0), Positions(), None, TrainerConfig(max_epochs=0, batch_size=4))
+    idle.train()
+    assert idle.step == 0 and idle.model.weight.tolist() == [1.0, 1.0] and idle.model.bias.tolist() == [0.0]
+
+
+def test_the_checkpoint_holds_the_model_at_each_epochs_end(tmp_path):
+    path = tmp_path / "checkpoint.params"
+    model = Weighted(scale=1.0)
+    trainer = Trainer(model, Positions(), None, TrainerConfig(max_epochs=2, batch_size=4, ckpt_path=str(path)))
+    saved = []
+    trainer.add_callback('on_epoch_end', lambda t: saved.append(
+        torch.load(path, weights_only=True)["weight"].tolist() == model.weight.tolist()))
+    trainer.train()
+    assert saved == [True, True]
+
+
+def test_no_checkpoint_is_saved_without_a_path(monkeypatch):
+    saves = []
+    monkeypatch.setattr(torch, "save", lambda *args, **kwargs: saves.append(args))
+    Trainer(Weighted(scale=1.0), Positions(), None, TrainerConfig(max_epochs=2, batch_size=4)).train()
+    assert saves == []
+
+
+def test_the_writer_gets_each_steps_loss_rate_tokens_and_epoch():
+    """The scalars of each reported step, tagged train/..., at the step's number: its loss, the rate set
+    for the next step, the positions so far and the epoch counted from 1."""
+    written = {}
+    writer = types.SimpleNamespace(add_scalar=lambda tag, value, step: written.setdefault(tag, []).append(
+        (step, value)))
+    config = TrainerConfig(max_epochs=2, batch_size=4, learning_rate=1e-2, lr_decay=True, warmup_tokens=16,
+                           final_tokens=40, writer=writer)
+    trainer = Trainer(Weighted(scale=0.5), Positions(), None, config)
+    trainer.train()
+    tokens = [4, 8, 10, 14, 18, 20]
+    assert set(written) == {'train/loss', 'train/lr', 'train/tokens', 'train/epoch', 'train/seconds'}
+    assert written['train/tokens'] == list(zip(range(1, 7), tokens))
+    assert written['train/epoch'] == list(zip(range(1, 7), [1, 1, 1, 2, 2, 2]))
+    assert written['train/lr'] == [(step, pytest.approx(schedule(1e-2, 16, 40, n)))
+                                   for step, n in zip(range(1, 7), tokens)]
+    assert [step for step, _ in written['train/loss']] == list(range(1, 7))
+    assert written['train/loss'][0][1] == pytest.approx(0.5 * 2 * 10)  # the first batch's, before any step
+    assert all(later >= earlier for (_, earlier), (_, later) in zip(written['train/seconds'],
+                                                                     written['train/seconds'][1:]))
+
+
+def test_the_test_loss_is_the_mean_of_its_batches_losses():
+    """Batches of 4, 4 and 2 examples: the mean of their three losses, not of the examples' losses."""
+    trainer = Trainer(Weighted(scale=1.0), Positions(), Positions(), TrainerConfig(batch_size=4))
+    trainer.device = torch.device("cpu")
+    assert trainer.test_loss() == pytest.approx((2 * 10 + 2 * 26 + 2 * 19) / 3)
 
 
 # ---------------------------------------------------------------- weight decay
