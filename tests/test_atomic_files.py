@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import run
 from assignment.facts import BLOCK_SIZE
@@ -51,6 +53,24 @@ def test_predictions_are_utf8_one_a_line_with_line_breaks_made_spaces(tmp_path, 
     atomic_files.write_predictions(str(path), ["Zürich", "New\nYork", "Ca\rir\r\no"])
     assert path.read_bytes() == "Zürich\nNew York\nCa ir  o\n".encode('utf-8')
     assert os.listdir(tmp_path) == ["dev.predictions"]
+
+
+def lines_as_graded(path):
+    """The lines of a predictions file as the grader reads them: each ends at \\n, \\r\\n or a lone \\r."""
+    lines = path.read_bytes().decode('utf-8').replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(predictions=st.lists(st.text(" a\u00e9\r\n\t\x85\u2028", max_size=5), max_size=6))
+def test_every_prediction_is_one_line_as_it_was_whatever_it_holds(tmp_path_factory, predictions):
+    """Kills an empty prediction written as no line (the answers after it move up a question), a
+    prediction stripped or otherwise changed beyond its line breaks, and a file of no predictions
+    that is not empty."""
+    path = tmp_path_factory.mktemp("predictions") / "dev.predictions"
+    atomic_files.write_predictions(str(path), predictions)
+    assert lines_as_graded(path) == [p.replace("\r", " ").replace("\n", " ") for p in predictions]
+    assert path.read_bytes().endswith(b"\n") or not predictions
 
 
 def test_the_temporary_file_is_hidden_beside_the_output_and_named_by_process(tmp_path):

@@ -6,16 +6,22 @@ let a second resume in the same epoch start at the right batch. Across
 processes, every example is visited once, in file order, in global batches
 that depend neither on the number of processes nor on the resume point (a
 hypothesis property, derandomized so that CI sees the same examples on every
-run); a batch size the processes cannot share is refused in one line.
+run); a batch size the processes cannot share is refused in one line, and a
+last batch of an epoch is shared as long as it holds an example for every
+process. Each example draws from generators seeded by its own seed (numpy's
+by that seed's low 32 bits, whatever its high bits).
 """
 
 import math
+import random
 
+import numpy as np
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime.training.batches import EpochBatches
+from runtime.training.batches import EpochBatches, SeededExamples, example_seed
 
 from runtime_helpers import EDGE
 
@@ -75,3 +81,39 @@ def test_a_batch_size_below_one_is_refused_in_one_line(batch_size):
     """Kills a zero batch size reaching a division (ZeroDivisionError) or the DataLoader's own traceback."""
     with pytest.raises(ValueError, match=f"^the batch size {batch_size} is not a positive number$"):
         EpochBatches(list(range(4)), batch_size, collate_fn=list, num_workers=0)
+
+
+@pytest.mark.parametrize("size, batch_size, world, last", [(10, 4, 2, [[8], [9]]), (9, 6, 3, [[6], [7], [8]]),
+                                                          (11, 4, 2, [[8, 10], [9]]), (8, 4, 4, [[4], [5], [6], [7]])])
+def test_a_last_batch_with_an_example_for_every_process_is_shared(size, batch_size, world, last):
+    """Kills a last batch exactly as large as the processes (or larger, but not a multiple of them) refused."""
+    shares = []
+    for rank in range(world):
+        batches = EpochBatches(list(range(size)), batch_size, collate_fn=list, num_workers=0, rank=rank, world=world)
+        shares.append(list(batches)[-1])
+    assert shares == last
+
+
+class Draws:
+    """A dataset whose item is what numpy's, python's and torch's generators draw for it."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        return float(np.random.rand()), random.random(), float(torch.rand(1))
+
+
+def test_an_examples_generators_are_seeded_by_its_seed_numpys_by_its_low_32_bits():
+    """Kills numpy seeded by fewer bits of the seed (half of the seeds have their 32nd bit set)."""
+    high_bit = 0
+    for seed in range(4):
+        for epoch in range(3):
+            full = example_seed(seed, epoch, 1)
+            high_bit += full % 2 ** 32 >= 2 ** 31
+            np.random.seed(full % 2 ** 32)
+            random.seed(full)
+            torch.default_generator.manual_seed(full)
+            assert SeededExamples(Draws(), seed)[(epoch, 1)] == (float(np.random.rand()), random.random(),
+                                                                 float(torch.rand(1)))
+    assert 3 <= high_bit <= 9

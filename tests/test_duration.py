@@ -58,3 +58,18 @@ def test_the_estimate_is_said_once_and_advises_only_past_an_hour(monkeypatch, ca
     said = capsys.readouterr().err.splitlines()
     assert len(said) == 1 and f"the {steps} steps of this run take about {hours:.1f} hours" in said[0]
     assert said[0].endswith("train for grading on a GPU") == advice
+
+
+def test_by_default_the_estimate_times_a_few_steps_after_the_first(monkeypatch, capsys):
+    """Kills a default that estimates before any step is timed (a division by zero) or times the first
+    step, which warms up: here it takes 100 s and every later one 2 s, so the estimate is 2 s a step."""
+    now = [0.0]
+    monkeypatch.setattr(duration.time, "perf_counter", lambda: now[0])
+    trainer = types.SimpleNamespace(config=types.SimpleNamespace(max_epochs=1, batch_size=10),
+                                    train_dataset=range(1800), device="cpu")
+    estimate = DurationEstimate()
+    for step in range(1, 11):
+        now[0] = 100.0 + 2.0 * (step - 1)  # the clock as the step ends
+        estimate(trainer, "step")
+    said = capsys.readouterr().err.splitlines()
+    assert said == ["run.py: at 2.00 s a step on cpu, the 180 steps of this run take about 0.1 hours"]

@@ -133,6 +133,31 @@ def test_a_file_that_is_not_params_is_refused(tmp_path, content, message):
         params.checked_params(str(path), tiny_model(), 'vanilla', VOCABULARY)
 
 
+@pytest.mark.parametrize("content", [torch.zeros(3), [torch.zeros(3)], ('tok_emb.weight',)])
+def test_a_file_of_something_other_than_a_state_dict_is_refused_in_one_line(tmp_path, content):
+    """Kills a saved tensor, list or tuple taken through to the key test (a tensor raises there, and a
+    tuple holding the key passes it)."""
+    path = tmp_path / "x.params"
+    torch.save(content, path)
+    with pytest.raises(InputError, match=r"does not hold the parameters of a GPT$"):
+        params.checked_params(str(path), tiny_model(), 'vanilla', VOCABULARY)
+
+
+def test_params_saved_from_a_gpu_are_read_on_the_cpu(tmp_path, monkeypatch):
+    """Kills params loaded onto the device they were saved from: a model trained on a GPU would not load
+    where there is none (a student's laptop, the grader). The file is made here as a GPU's would be, its
+    tensors tagged cuda:0."""
+    model = tiny_model()
+    path = tmp_path / "gpu.params"
+    with monkeypatch.context() as patch:
+        patch.setattr(torch.serialization, "location_tag", lambda storage: "cuda:0")
+        torch.save(model.state_dict(), path)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    state = params.checked_params(str(path), tiny_model(), 'vanilla', VOCABULARY)
+    assert all(tensor.device.type == 'cpu' and torch.equal(tensor, model.state_dict()[key])
+               for key, tensor in state.items())
+
+
 def test_missing_params_name_the_option(tmp_path):
     """Kills a missing params file reaching torch.load, or another default option named."""
     with pytest.raises(InputError, match=r"parameters file not found: .*none.params \(--params\)"):

@@ -23,7 +23,7 @@ from runtime.inputs import (InputError, chosen_device, need_file, need_output_fo
 from submission import helper
 from submission.utils import evaluate_places
 
-from runtime_helpers import EDGE, STOI, joined, line_ends, path_of, tiny_gpt, written
+from runtime_helpers import EDGE, STOI, joined, line_ends, path_of, raising, tiny_gpt, written
 
 pytestmark = pytest.mark.usefixtures("single_thread")  # tiny models: far faster on one thread of a busy CPU
 
@@ -274,6 +274,16 @@ def test_a_finetuning_line_that_fills_the_block_is_read_and_one_past_it_is_refus
     assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=False)[0] == [f"W{filling}"]  # evaluation crops
 
 
+def test_a_finetuning_line_is_measured_without_the_characters_namedataset_drops(tmp_path, corpus_dataset):
+    """Kills a line that fits a block once its non-ASCII characters are dropped refused for its length in
+    characters (or in bytes)."""
+    place = "London"
+    filling = "W" * (BLOCK_SIZE - 2 - len(place) - 1) + "?"
+    path = path_of(tmp_path, "q.tsv", f"{filling}\t{place}é\nWhere was é born?\t{place}\n")
+    assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=True) == (
+        [filling, "Where was é born?"], [f"{place}é", place])
+
+
 @pytest.mark.parametrize("text", ["", "\n", "\r\n \r\n", "\r\r\r", "\t\r\n"])
 def test_a_question_file_of_blank_lines_has_no_questions(tmp_path, corpus_dataset, text):
     """Kills a file of line ends alone read as questions."""
@@ -293,6 +303,42 @@ def test_an_unreadable_input_file_is_refused_in_one_line(tmp_path, monkeypatch):
         pretraining_dataset(path)
     with pytest.raises(InputError, match=f"^cannot read {path} \\(Permission denied, --eval_corpus_path\\)$"):
         read_questions(path, "--eval_corpus_path", {}, finetuning=False)
+
+
+def test_an_open_error_without_a_reason_is_named_by_its_type(tmp_path, monkeypatch):
+    """Kills an OSError that carries no strerror (raised bare by a file system or a stand-in) told as
+    'None' rather than by its type."""
+    path = path_of(tmp_path, "q.tsv", "Where was Ada born?\tLondon\n")
+    monkeypatch.setattr(inputs, "open", raising(OSError()), raising=False)
+    with pytest.raises(InputError, match=f"^cannot read {path} \\(OSError, -f\\)$"):
+        read_questions(path, "-f", {}, finetuning=False)
+
+
+def test_a_mixed_file_names_the_line_of_its_first_question(tmp_path, corpus_dataset):
+    """Kills the unlabelled line named as line 1 when blank lines come before the first question."""
+    path = path_of(tmp_path, "q.tsv", "\n \r\nWhere was Ada born?\nWhere was Bo born?\tLondon\n")
+    with pytest.raises(InputError, match=f"^{path} line 4 has a tab, but line 3 has none: either every line"):
+        read_questions(path, "-f", corpus_dataset.stoi, finetuning=False)
+
+
+def test_an_output_that_is_already_there_is_accepted_to_be_replaced(tmp_path):
+    """Kills an earlier output file (or a link to one) refused as if it were a folder: every stage run a
+    second time writes over its earlier output."""
+    earlier = written(tmp_path, "earlier predictions\n", "dev.predictions")
+    os.symlink(earlier, tmp_path / "link.predictions")
+    assert need_output_folder(earlier, "--outputs_path") == earlier
+    assert need_output_folder(str(tmp_path / "link.predictions"), "-o") == str(tmp_path / "link.predictions")
+
+
+def test_an_output_named_without_a_folder_is_in_the_current_folder(tmp_path, monkeypatch):
+    """Kills a bare file name (--outputs_path dev.predictions) refused as in a folder that does not exist,
+    and a link to a folder taken for a file."""
+    monkeypatch.chdir(tmp_path)
+    assert need_output_folder("dev.predictions", "--outputs_path") == "dev.predictions"
+    (tmp_path / "folder").mkdir()
+    os.symlink(tmp_path / "folder", tmp_path / "link")
+    with pytest.raises(InputError, match=r"^--outputs_path is a folder, not a file: link$"):
+        need_output_folder("link", "--outputs_path")
 
 
 def test_a_link_is_read_through_and_a_dangling_one_or_a_folder_is_not_found(tmp_path, corpus_dataset):

@@ -287,19 +287,3 @@ def test_a_resume_restores_every_part_of_the_run(tmp_path, sigint_kept):
     assert fresh.scaler.state['loaded'] == {'scale': 8.0}
     assert (random.random(), float(np.random.rand()), float(torch.rand(1))) == drawn
 
-
-def test_torchrun_makes_a_process_group_even_of_one_process(monkeypatch):
-    """Kills the group left out under torchrun with one process (a one-GPU machine would then never
-    run NCCL's code, nor DDP), or made without torchrun: gloo here; NCCL on CUDA in test_cuda.py."""
-    from runtime.training import distributed
-    assert distributed.start('cpu') == (distributed.Processes(), 'cpu') and not dist.is_initialized()
-    for name, value in dict(WORLD_SIZE='1', RANK='0', LOCAL_RANK='0', MASTER_ADDR='127.0.0.1',
-                            MASTER_PORT=str(29400 + os.getpid() % 1000)).items():
-        monkeypatch.setenv(name, value)
-    try:
-        processes, device = distributed.start('cpu')
-        assert dist.is_initialized() and dist.get_backend() == 'gloo' and dist.get_world_size() == 1
-        assert processes == distributed.Processes(0, 1, 0) and device == 'cpu'
-    finally:
-        distributed.stop()
-    assert not dist.is_initialized()

@@ -82,6 +82,21 @@ def test_a_resumed_run_takes_the_recorded_seed(tmp_path):
     assert run_seed(None, False, tmp_path, Processes()) != 1234
 
 
+def test_a_given_seed_of_0_wins_over_the_recorded_one(tmp_path):
+    """Kills --seed 0 taken for no seed (0 is a seed) and replaced by the recorded one on a resume."""
+    record_seed(tmp_path, 1234)
+    assert run_seed(0, True, tmp_path, Processes()) == 0
+    assert run_seed(0, False, tmp_path, Processes()) == 0
+
+
+def test_drawn_seeds_cover_the_range_a_recorded_seed_is_read_back_in():
+    """Kills a drawn seed past SEED_RANGE (recorded, it would be refused on the resume, and numpy takes
+    seed + rank only below 2**32), and a draw from a narrower range than the seeds' (or a constant). Of 64
+    draws from the whole range, none in one of its halves has the chance 2**-64."""
+    drawn = [drawn_seed(Processes()) for _ in range(64)]
+    assert all(0 <= seed < SEED_RANGE for seed in drawn) and min(drawn) < SEED_RANGE // 2 <= max(drawn)
+
+
 def test_resuming_a_run_without_a_recorded_seed_says_to_give_it(tmp_path):
     with pytest.raises(InputError, match=r"no seed is recorded with the run at .*: resume with the run's --seed"):
         run_seed(None, True, tmp_path, Processes())
@@ -140,9 +155,11 @@ def test_a_seed_txt_that_cannot_be_read_is_refused_in_one_line(tmp_path):
 
 @pytest.mark.parametrize("seed", [0, SEED_RANGE - 1])
 def test_the_seeds_at_both_ends_of_the_range_round_trip(tmp_path, seed):
-    """Kills a recorded seed cut, offset or refused at the ends of its range."""
+    """Kills a recorded seed cut, offset or refused at the ends of its range, or written without its line
+    end."""
     record_seed(str(tmp_path), seed)
     assert recorded_seed(str(tmp_path)) == seed
+    assert (tmp_path / SEED_FILE).read_bytes() == f"{seed}\n".encode()
 
 
 def test_a_seed_that_cannot_be_written_whole_is_not_recorded_at_all(tmp_path, monkeypatch):
