@@ -1,8 +1,9 @@
 """
-The stage commands of src/stages/: the London baseline's labelled places
-(london_baseline.py) and the hand-in zip (collect_submission.py), which a
-failure midway (a mode refused, Ctrl-C, a rename refused) leaves as it was.
-Each test's docstring says what it kills.
+The hand-in zip (src/stages/collect_submission.py): the 18 deliverables
+under their bare names, params not of the graded configuration (and the
+predictions made from them) refused, and a failure midway (a mode refused,
+Ctrl-C, a rename refused) leaving the earlier zip as it was. Each test's
+docstring says what it kills.
 """
 
 import collections
@@ -18,20 +19,10 @@ import torch
 
 from assignment.facts import DELIVERABLES
 from runtime import params
-from stages import collect_submission, london_baseline
+from stages import collect_submission
 
-from runtime_helpers import raising, tiny_model, tree, written
+from runtime_helpers import raising, tiny_model, tree
 
-
-# ---- baseline: labelled places ----------------------------------------------------------------
-
-def test_baseline_answers_in_another_encoding_are_one_line(tmp_path, capsys):
-    """Kills the traceback of a non-UTF-8 answer (the bug fixed in labelled_places)."""
-    train = written(tmp_path, "Where was Ada born?\tLisbon\n", "train.tsv")
-    dev = written(tmp_path, b"Where was Ada born?\tLisbon\nWhere was Bo born?\tZ\xebrich\n", "dev.tsv")
-    assert london_baseline.main(['--train_path', train, '--dev_path', dev]) == 1
-    err = capsys.readouterr().err
-    assert err == f"london_baseline: error: {dev} is not UTF-8 text (byte 47)\n"
 
 # ---- collect_submission: the hand-in zip---------------------------------------------------------------
 
@@ -107,10 +98,30 @@ def test_unstamped_params_are_judged_by_their_size(submission, tmp_path, capsys)
     assert "vanilla.pretrain.params is not a parameters file that can be read (" in err and status == 1
 
 
+def unstamped(path, blocks, width, perceiver=False):
+    """Unstamped params of `blocks` blocks (a perceiver's down and up blocks besides) and width `width`."""
+    state = {f'blocks.{i}.ln1.weight': torch.zeros(1) for i in range(blocks)}
+    if perceiver:
+        state.update({'down_block.ln1.weight': torch.zeros(1), 'up_block.ln1.weight': torch.zeros(1)})
+    torch.save(dict(state, **{'tok_emb.weight': torch.zeros(2, width)}), path)
+
+
 def test_unstamped_params_of_the_graded_size_are_zipped(submission, tmp_path, capsys):
     """Kills refusing unstamped params of the graded size."""
-    state = {f'blocks.{i}.ln1.weight': torch.zeros(1) for i in range(4)}
-    torch.save(dict(state, **{'tok_emb.weight': torch.zeros(2, 256)}), submission / "vanilla.model.params")
+    unstamped(submission / "vanilla.model.params", 4, 256)
+    assert collected(submission, tmp_path / "hand_in.zip", capsys) == (0, "")
+
+
+def test_unstamped_params_of_the_graded_depth_and_another_width_are_refused(submission, tmp_path, capsys):
+    """Kills unstamped params judged by their depth alone."""
+    unstamped(submission / "vanilla.pretrain.params", 4, 128)
+    status, err = collected(submission, tmp_path / "hand_in.zip", capsys)
+    assert status == 1 and "vanilla.pretrain.params is from a model of another size (n_layer 4, n_embd 128)" in err
+
+
+def test_an_unstamped_perceiver_of_the_graded_size_is_zipped(submission, tmp_path, capsys):
+    """Kills a perceiver's down and up blocks counted as one layer, or not at all, in its depth."""
+    unstamped(submission / "perceiver.finetune.params", 2, 256, perceiver=True)
     assert collected(submission, tmp_path / "hand_in.zip", capsys) == (0, "")
 
 
@@ -122,6 +133,13 @@ def test_a_zip_that_cannot_be_written_there_is_refused(submission, tmp_path, cap
     """Kills writing into a missing folder or over a folder."""
     status, err = collected(submission, tmp_path / where, capsys)
     assert status == 1 and message in err
+
+
+def test_a_zip_named_without_a_folder_goes_to_the_current_folder(submission, tmp_path, capsys, monkeypatch):
+    """Kills --out hand_in.zip (no folder) refused as in a folder that does not exist."""
+    monkeypatch.chdir(tmp_path)
+    assert collect_submission.main(['--submission-dir', str(submission), '--out', "hand_in.zip"]) == 0
+    assert zipfile.is_zipfile(tmp_path / "hand_in.zip") and capsys.readouterr().err == ""
 
 
 def test_collect_without_a_submission_folder_fails(tmp_path, capsys):
