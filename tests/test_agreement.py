@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from assignment.facts import BLOCK_SIZE, GRADED_MODEL
+from assignment.facts import BLOCK_SIZE, BOTTLENECK_DIM, GRADED_MODEL
 from instructors import agreement
+from runtime.command_line import parse_args as run_arguments
 from runtime.decoding import predict_places
 from runtime.inputs import pretraining_dataset
 from runtime.params import stamp, vocabulary_string
@@ -136,7 +137,30 @@ def test_the_size_comes_from_the_stamp_or_else_the_shapes(files, tmp_path):
     unstamped = tmp_path / "unstamped.params"
     torch.save(dict(models["perceiver"].state_dict()), unstamped)  # a plain dict: no metadata
     assert agreement.trained_size(unstamped) == dict(SIZES["perceiver"], n_head=GRADED_MODEL["n_head"])
+    torch.save(dict(models["vanilla"].state_dict()), unstamped)
+    assert agreement.trained_size(unstamped) == dict(SIZES["vanilla"], n_head=GRADED_MODEL["n_head"],
+                                                     bottleneck_dim=BOTTLENECK_DIM)
     assert agreement.trained_size(tmp_path / "missing.params")["n_layer"] == GRADED_MODEL["n_layer"]
+
+
+def test_a_file_without_a_final_newline_and_one_question_a_batch_are_read_as_any_other(files, tmp_path, capsys):
+    """Kills the last answer of a prediction file without a final newline dropped, and --batch_size 1
+    refused."""
+    folder, dataset, models = files
+    questions = [f"Where was {name} born?" for name, _ in PEOPLE]
+    answers = predict_places(models["vanilla"], questions, dataset, "cpu")
+    against = tmp_path / "unended.predictions"
+    against.write_text("\n".join(answers[:-1] + ["elsewhere"]), encoding="utf-8")
+    status, out, _ = printed(capsys, command(folder, "vanilla", "dev.tsv", None, "--against", str(against),
+                                             "--batch_size", "1"))
+    assert status == 0 and out == ["vanilla, 8 questions: 1 answers differ (12.5%); fp32 right 0, "
+                                   "unended.predictions right 0"]
+
+
+def test_the_defaults_decode_on_the_cpu_in_run_pys_batches():
+    args = agreement.parse_args(["--params", "p", "--variant", "vanilla", "--corpus", "w", "--questions", "q"])
+    assert (args.device, args.threads, args.against, args.write) == ("cpu", None, None, None)
+    assert args.batch_size == run_arguments(["--function", "evaluate", "--variant", "vanilla"]).eval_batch_size
 
 
 def bad_inputs(folder, tmp_path):
@@ -157,12 +181,16 @@ def bad_inputs(folder, tmp_path):
         "missing prediction file": (command(folder) + ["--against", str(tmp_path / "none")],
                                     "prediction file not found"),
         "no threads": (command(folder) + ["--threads", "0"], "--threads 0"),
+        "no batch": (command(folder) + ["--batch_size", "0"], "--batch_size 0: give 1 or more"),
+        "write into no folder": (command(folder) + ["--write", str(tmp_path / "none" / "fp32.predictions")],
+                                 f"the folder of --write does not exist: {tmp_path / 'none'}"),
+        "write onto a folder": (command(folder) + ["--write", str(tmp_path)], "--write is a folder, not a file"),
     }
 
 
 @pytest.mark.parametrize("case", ["missing params", "junk params", "wrong variant", "another vocabulary",
                                   "missing questions", "short prediction file", "missing prediction file",
-                                  "no threads"])
+                                  "no threads", "no batch", "write into no folder", "write onto a folder"])
 def test_a_bad_input_gets_one_line_and_status_1(files, tmp_path, capsys, case):
     folder, _, _ = files
     argv, said = bad_inputs(folder, tmp_path)[case]

@@ -3,14 +3,21 @@ The runner of plausible mutants (src/instructors/plausible.py), on a small
 tree made here: a mutant the tests catch is killed, one they miss survives
 (with the catalogue's reason, or a call for a test), one whose text is gone
 no longer applies and fails the run; a module whose tests fail unchanged
-fails it too; the table gives each module's score, and the tree measured is
-never changed.
+fails it too; the table gives each module's score, a module passes from 90%
+on, each mutant's run is limited to five times the tests' time plus a
+minute, the tree measured is never changed and its copies are removed. The
+copy of the tree (src/instructors/tree_copy.py) leaves outputs and caches
+out, and its tests run without the work tree's PYTHONPATH.
 """
+
+import os
+import shutil
+import tempfile
 
 import pytest
 
-from instructors import mutate
-from instructors.plausible import Module, Mutant, measure_all
+from instructors import mutate, plausible, tree_copy
+from instructors.plausible import KILLED, NO_LONGER_APPLIES, SURVIVED, Module, Mutant, measure_all
 
 CALC = '''def add(a, b):
     return a + b
@@ -51,9 +58,13 @@ def test_killed_surviving_and_no_longer_applying_mutants(tmp_path, capsys):
     assert (root / "src" / "calc.py").read_text() == CALC
 
 
-def test_a_module_whose_mutants_are_all_killed_passes(tmp_path, capsys):
-    assert measure_all([Module("src/calc.py", ("tests/test_calc.py",), (ADD,))], tree(tmp_path)) == 0
+def test_a_module_whose_mutants_are_all_killed_passes_and_its_copies_are_removed(tmp_path, capsys, monkeypatch):
+    (tmp_path / "temporary").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temporary"))
+    (tmp_path / "root").mkdir()
+    assert measure_all([Module("src/calc.py", ("tests/test_calc.py",), (ADD,))], tree(tmp_path / "root")) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "| `src/calc.py` | 1 | 1 | 100% |"
+    assert os.listdir(tmp_path / "temporary") == []
 
 
 def test_tests_that_fail_unchanged_fail_the_run(tmp_path, capsys):
@@ -77,3 +88,58 @@ def test_a_catalogue_file_is_read_and_measured_in_place_of_the_projects(tmp_path
     with pytest.raises(SystemExit) as refused:
         mutate.main(["--catalogue", str(tmp_path / "set.py")])
     assert refused.value.code == 2
+
+
+@pytest.mark.parametrize("outcomes, failing", [
+    ([KILLED] * 9 + [SURVIVED], False), ([KILLED] * 8 + [SURVIVED] * 2, True), ([], False), (None, True),
+    ([KILLED] * 10 + [NO_LONGER_APPLIES], True)])
+def test_a_module_passes_from_ninety_percent_killed(outcomes, failing):
+    """Kills a score of exactly 90% failing the run, or a stale mutant passing it."""
+    assert plausible.fails(outcomes) == failing
+
+
+def test_a_module_whose_mutants_all_no_longer_apply_has_no_score():
+    module = Module("src/calc.py", ("tests/test_calc.py",), (GONE,))
+    assert plausible.table_row(module, [NO_LONGER_APPLIES]) == "| `src/calc.py` | 0 | 0 | n/a (1 no longer apply) |"
+
+
+def test_a_mutant_whose_text_is_there_twice_no_longer_applies(tmp_path):
+    """Kills a find text that is not there exactly once applied anyway (every place replaced)."""
+    root = tree(tmp_path)
+    (root / "src" / "calc.py").write_text(CALC + "\n\ndef add2(a, b):\n    return a + b\n")
+    assert plausible.outcome(Module("src/calc.py", ("tests/test_calc.py",), (ADD,)), ADD, root, 60) == \
+        (NO_LONGER_APPLIES, 0.0)
+
+
+def test_each_mutants_limit_is_five_times_the_tests_time_plus_a_minute(monkeypatch, capsys):
+    limits = []
+    monkeypatch.setattr(plausible, "tests_pass", lambda module, root, timeout: (True, 3.5))
+    monkeypatch.setattr(plausible, "outcome", lambda module, mutant, root, timeout: limits.append(timeout)
+                        or (KILLED, 1.0))
+    module = Module("src/calc.py", ("tests/test_calc.py",), (ADD, HALF))
+    assert plausible.measure(module, "root", (0, 2)) == [KILLED, KILLED] and limits == [60 + 5 * 3.5] * 2
+
+
+def test_tests_that_run_past_their_limit_are_stopped(tmp_path):
+    root = tree(tmp_path, "import time; time.sleep(120)")
+    status, seconds = plausible.run_tests(root, ("tests/test_calc.py",), timeout=1)
+    assert status is None and seconds < 60
+
+
+def test_the_tree_copy_leaves_outputs_and_caches_out_and_its_tests_run_without_pythonpath(tmp_path, monkeypatch):
+    (tmp_path / "root").mkdir()
+    root = tree(tmp_path / "root")
+    for name in ("src/vanilla.model.params", "src/a.predictions", "src/__pycache__/calc.cpython-311.pyc",
+                 "src/old.pyc", "tests/notes.txt", "data/wiki.txt"):
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(name)
+    copy = tree_copy.tree_copy(root, prefix="tree-copy-test-")
+    try:
+        found = sorted(os.path.relpath(os.path.join(folder, name), copy) for folder, _, names in os.walk(copy)
+                       for name in names)
+        assert found == ["data/wiki.txt", "pyproject.toml", "src/calc.py", "tests/notes.txt", "tests/test_calc.py"]
+    finally:
+        shutil.rmtree(copy)
+    monkeypatch.setenv("PYTHONPATH", str(root / "src"))
+    environment = tree_copy.copy_environment()
+    assert "PYTHONPATH" not in environment and environment["OMP_NUM_THREADS"] == environment["MKL_NUM_THREADS"] == "1"
