@@ -7,14 +7,18 @@ text is in its module exactly once; each key of EQUIVALENT and GPU_ONLY
 names a module of MODULES; and the two tables of the docs have one row for
 each module of MODULES and of the catalogue, no other, each with its date,
 the command that measures it and figures that agree with each other (and,
-for the plausible table, with the catalogue's count of mutants).
+for the plausible table, with the catalogue's count of mutants). And
+module_tests.py, the map of which tests guard which module, covers every
+module with code, grader.py and run.sh, and names only files that exist.
 """
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 
+from instructors.module_tests import MODULE_TESTS
 from instructors.mutate import EQUIVALENT, GPU_ONLY, MODULES
 from instructors.plausible_mutants import CATALOGUE
 
@@ -138,6 +142,46 @@ def test_each_plausible_mutant_applies_to_its_module_once(path, mutant):
     assert source.count(mutant.find) == 1, (f"{path}: the find text of {mutant.bug!r} occurs "
                                             f"{source.count(mutant.find)} times: rewrite it for the current code")
     assert mutant.replace != mutant.find
+
+
+def has_code(path):
+    """Whether the module at `path` does anything beyond a docstring, imports and `__all__`; the
+    catalogues of mutants are data, not code."""
+    if re.fullmatch(r"(plausible|unseen)_mutants(_\d+)?\.py", path.name):
+        return False
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        names = [target.id for target in getattr(node, "targets", []) if isinstance(target, ast.Name)]
+        if not (isinstance(node, (ast.Import, ast.ImportFrom)) or names == ["__all__"]
+                or isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            return True
+    return False
+
+
+def test_every_module_with_code_has_the_tests_that_guard_it():
+    modules = {str(path.relative_to(REPO)) for path in (REPO / "src").rglob("*.py") if has_code(path)}
+    modules |= {"grader.py", "run.sh"}
+    assert sorted(modules - set(MODULE_TESTS)) == [], "modules without a row in instructors/module_tests.py"
+    assert sorted(set(MODULE_TESTS) - modules) == [], "rows of instructors/module_tests.py for no module"
+
+
+def test_the_code_test_tells_code_from_re_exports(tmp_path):
+    (tmp_path / "exports.py").write_text('"""Doc."""\nfrom .a import b\n__all__ = ["b"]\n')
+    (tmp_path / "code.py").write_text('"""Doc."""\nfrom .a import b\nLIMIT = 3\n')
+    (tmp_path / "unseen_mutants_2.py").write_text('MODULES = ()\n')
+    assert [has_code(tmp_path / name) for name in ("exports.py", "code.py", "unseen_mutants_2.py")] == [
+        False, True, False]
+
+
+@pytest.mark.parametrize("module", sorted(MODULE_TESTS))
+def test_every_test_the_map_names_exists(module):
+    tests = MODULE_TESTS[module]
+    assert tests and len(set(tests)) == len(tests), f"{module}: no tests, or one named twice"
+    for test in tests:
+        file, _, name = test.partition("::")
+        assert file.startswith("tests/test_") and (REPO / file).is_file(), f"{module}: {test} is not a test file"
+        if name:
+            assert re.search(rf"^def {re.escape(name)}\(", (REPO / file).read_text(encoding="utf-8"), re.M), \
+                f"{module} names {test}, which {file} does not define"
 
 
 def test_each_key_of_equivalent_and_gpu_only_names_a_module_of_modules_and_one_list():
