@@ -3,7 +3,8 @@ The two mutation tools' configuration and docs/mutation-testing.md stay in
 step with the tree, without a mutation run: every module that MODULES
 (mutate.py, mutmut) and the plausible catalogue (plausible_mutants.py) name
 exists, and so does every test they select; each plausible mutant's find
-text is in its module exactly once; each key of EQUIVALENT and GPU_ONLY
+text (of the catalogue and of the sets written apart from the tests) is in
+its module exactly once; each key of EQUIVALENT and GPU_ONLY
 names a module of MODULES; and the two tables of the docs have one row for
 each module of MODULES and of the catalogue, no other, each with its date,
 the command that measures it and figures that agree with each other (and,
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from instructors.module_tests import MODULE_TESTS
-from instructors.mutate import EQUIVALENT, GPU_ONLY, MODULES
+from instructors.mutate import EQUIVALENT, GPU_ONLY, MODULES, load_catalogue
 from instructors.plausible_mutants import CATALOGUE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,7 +29,9 @@ MUTMUT_HEADER = "| module | mutants | killed | equivalent | score | measured | c
 PLAUSIBLE_HEADER = "| module | mutants | killed | score | measured | command |"
 SELECTIONS = sorted({(module, test) for module, tests in MODULES.items() for test in tests}
                     | {(path, test) for path, module in CATALOGUE.items() for test in module.tests})
-MUTANTS = [(path, mutant) for path, module in CATALOGUE.items() for mutant in module.mutants]
+UNSEEN = [load_catalogue(file) for file in sorted((REPO / "src" / "instructors").glob("unseen_mutants*.py"))]
+MUTANTS = [(path, mutant) for catalogue in [CATALOGUE, *UNSEEN] for path, module in catalogue.items()
+           for mutant in module.mutants]
 
 
 def table(text, header):
