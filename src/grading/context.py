@@ -42,6 +42,15 @@ MAX_PREDICTIONS_BYTES = 16 << 20  # a prediction file larger than this is refuse
 MAX_PARAMS_BYTES = 1 << 30
 
 
+def prediction_lines(text):
+    """The lines of a prediction file's text: each ends at \\n, \\r\\n or a lone \\r, as Python reads the
+    labels and questions (universal newlines); a last line end starts no empty line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 class Snapshot:
     """
     The prediction files of the hand-in's `folder`, read once before any
@@ -133,13 +142,8 @@ class Context:
         return found[filename]
 
     def predictions(self, filename, stage):
-        """The lines of the submission's prediction file `filename`, which `./run.sh stage` makes: each
-        ends at \\n, \\r\\n or a lone \\r, as Python reads the labels and questions (universal newlines)."""
-        text = self.hand_in(self.snapshot.files, filename, stage, "a prediction file")
-        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        return lines
+        """The lines of the submission's prediction file `filename`, which `./run.sh stage` makes."""
+        return prediction_lines(self.hand_in(self.snapshot.files, filename, stage, "a prediction file"))
 
     def params(self, filename, stage):
         """The path of the private copy of the submission's parameters file `filename`, which `./run.sh stage` makes."""

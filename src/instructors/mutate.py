@@ -100,10 +100,8 @@ EQUIVALENT = {
     **{f'grading.results.x_write_results__mutmut_{n}': "json.dump escapes every non-ASCII character: the file's "
        "bytes are the same in any encoding" for n in (20, 23, 27)},
     **{f'grading.results.x_write_results__mutmut_{n}': TEMPORARY_NAME for n in (16, 17)},
-    'grading.context.xǁContextǁpredictions__mutmut_19': "every reader of the predictions strips them (accuracy "
-                                                        "and agreement alike)",
     'grading.context.xǁContextǁrun__mutmut_4': "getattr's default None is falsy, as False is",
-    'grading.context.xǁContextǁrun_reference__mutmut_7': "getattr's default None is falsy, as False is",
+    'grading.context.xǁContextǁrun_reference__mutmut_8': "getattr's default None is falsy, as False is",
     'grading.context.xǁSnapshotǁ__init____mutmut_26': UTF8_ALIAS,
     **{f'grading.context.xǁSnapshotǁ__init____mutmut_{n}': "a text read past max_bytes characters is longer than "
        "max_bytes and kept as None either way; only how much is read differs" for n in (31, 33)},

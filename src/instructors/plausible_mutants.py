@@ -178,7 +178,7 @@ MODULES = (
                "            if self.bundle is None or self.bundle.local:\n                raise NotGraded",
                "            if False:\n                raise NotGraded"),
         Mutant("a final line break makes an empty last prediction",
-               '        if lines[-1] == "":\n            lines.pop()\n', ""),
+               '    if lines[-1] == "":\n        lines.pop()\n', ""),
         Mutant("the zygote's start-up counts against the test's time",
                "self.deadline += self.runner.warm_up()", "self.runner.warm_up()"),
     )),

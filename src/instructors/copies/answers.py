@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grading.context import prediction_lines
+
 from .handins import COMPARED, Unreadable
 
 PREDICTION_FILES = tuple(name for name in COMPARED if name.endswith('.predictions'))
@@ -37,13 +39,8 @@ class AnswerTable:
 
 
 def submitted_answers(hand_in, name):
-    """The answers of a hand-in's prediction file, one a line, stripped; a line ends at \\n, \\r\\n or a
-    lone \\r, as the grader reads a prediction file."""
-    text = hand_in.read(name).decode('utf-8', errors='replace')
-    lines = text.replace('\r\n', '\n').replace('\r', '\n').split('\n')
-    if lines[-1] == '':
-        lines.pop()
-    return [line.strip() for line in lines]
+    """The answers of a hand-in's prediction file, one a line as the grader reads them, stripped."""
+    return [line.strip() for line in prediction_lines(hand_in.read(name).decode('utf-8', errors='replace'))]
 
 
 def encoded(rows, labels):
