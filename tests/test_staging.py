@@ -19,6 +19,7 @@ from instructors.copies import __main__ as copies_main
 from instructors.copies import report as copies_report
 from instructors.release import __main__ as release_main
 from instructors.release import autograder, checks, student
+from instructors.staging import holds
 
 from runtime_helpers import DISK_FULL, leftovers, raising, then_raising, tree, write_data
 
@@ -193,3 +194,10 @@ def test_an_earlier_output_that_is_a_link_to_nothing_is_replaced_and_put_back_af
     assert staged_run(out, "--force")[0] == 0
     assert not [name for name in outputs if (out / name).is_symlink() or not (out / name).exists()]
     assert not leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("folder, path, held", [
+    ("/a", "/a", True), ("/a", "/a/b", True), ("/", "/a", True), ("/", "/", True),
+    ("/a", "/ab", False), ("/a/b", "/a", False), ("/a/", "/a/b", True)])
+def test_a_folder_holds_itself_and_what_lies_below_it_the_root_everything(folder, path, held):
+    assert holds(folder, path) is held

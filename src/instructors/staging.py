@@ -3,13 +3,19 @@ Outputs made in a staging folder and moved into their out folder all or
 none, for the release (instructors/release) and the copy report
 (instructors/copies): a run that fails at any point, Ctrl-C included,
 leaves the out folder as it was, and removes the folders it made for it
-(OUT, and those above it that were missing) while they are empty.
+(OUT, and those above it that were missing) while they are empty. Both
+refuse an OUT that holds what they read (`holds`).
 """
 
 import contextlib
 import os
 import shutil
 import tempfile
+
+
+def holds(folder, path):
+    """Whether `path` is `folder` or lies below it, read as written ('/' holds every path)."""
+    return (path + os.sep).startswith(os.path.join(folder, ''))
 
 
 def folders_to_make(path):

@@ -18,7 +18,7 @@ import sys
 
 from grading.bundle import BundleError
 
-from ..staging import move_into_place, staged
+from ..staging import holds, move_into_place, staged
 from .answers import answer_tables
 from .class_regeneration import OUTPUTS, regenerate_class
 from .grader_regeneration import cannot_regenerate, read_bundle
@@ -53,10 +53,6 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
-def inside(path, folder):
-    return (os.path.realpath(path) + os.sep).startswith(os.path.join(os.path.realpath(folder), ''))  # '/' too
-
-
 def check_arguments(args):
     """The resolved OUT; CopiesError for the first bad argument."""
     for option, folder in [('--submissions', args.submissions)] + [('--known', k) for k in args.known]:
@@ -68,7 +64,8 @@ def check_arguments(args):
     if os.path.islink(out) and not os.path.exists(out):
         raise CopiesError(f"--out {args.out} is a symbolic link to nothing")
     for folder in [args.submissions, *args.known]:
-        if inside(out, folder) or inside(folder, out):
+        real_out, real_folder = os.path.realpath(out), os.path.realpath(folder)
+        if holds(real_folder, real_out) or holds(real_out, real_folder):
             raise CopiesError(f"--out {args.out} and the hand-ins' folder {folder} must not hold one another")
     if os.path.isdir(out) and os.listdir(out) and not args.force:
         raise CopiesError(f"--out {args.out} is not empty; pass --force to replace an earlier report there")

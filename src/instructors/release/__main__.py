@@ -20,7 +20,7 @@ from runtime.inputs import InputError
 from . import checks
 from .autograder import build_autograder, check_test_labels
 from .regions import RegionError
-from ..staging import move_into_place, staged
+from ..staging import holds, move_into_place, staged
 from .student import ReleaseError, build_student, require_files
 
 REPO_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -67,7 +67,7 @@ def check_arguments(args):
         raise ReleaseError(f"--out {args.out} is a file, not a folder")
     if os.path.islink(out) and not os.path.exists(out):
         raise ReleaseError(f"--out {args.out} is a symbolic link to nothing")
-    if (REPO_DIR + os.sep).startswith(os.path.join(out, "")):  # "/" too, which out + os.sep would make "//"
+    if holds(out, REPO_DIR):
         raise ReleaseError(f"--out {args.out} holds the repository itself; choose a folder of its own")
     if os.path.isdir(out) and os.listdir(out) and not args.force:
         raise ReleaseError(f"--out {args.out} is not empty; pass --force to replace an earlier release there")
