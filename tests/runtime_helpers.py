@@ -99,6 +99,12 @@ def tree(folder):
     return found
 
 
+def files_under(folder):
+    """The relative paths of the files (and links to files) under `folder`, sorted."""
+    return sorted(os.path.relpath(os.path.join(parent, name), folder)
+                  for parent, _, names in os.walk(folder) for name in names)
+
+
 def leftovers(folder):
     """The hidden or temporary files and folders under `folder`: staging folders, temporaries."""
     return [str(p) for p in Path(folder).rglob("*") if p.name.startswith(".") or p.suffix in (".tmp", ".partial")]

@@ -20,7 +20,7 @@ from instructors.release import autograder
 from runtime.inputs import pretraining_dataset
 from runtime.params import vocabulary_string
 
-from runtime_helpers import write_data
+from runtime_helpers import files_under, write_data
 
 PYTHON_FILES = {"src/submission/__init__.py": "from .model import GPT\n", "src/submission/model.py": "GPT = 1\n",
                 "src/runtime/__init__.py": "", "src/runtime/decoding/__init__.py": "from . import greedy\n",
@@ -46,11 +46,6 @@ def repository(tmp_path):
 def course(tmp_path, make_corpus):
     labels = write_data(tmp_path / "course", make_corpus(seed=11, count=10), train=3, dev=3)
     return tmp_path / "course", labels
-
-
-def files_under(folder):
-    return sorted(os.path.relpath(os.path.join(parent, name), folder)
-                  for parent, _, names in os.walk(folder) for name in names)
 
 
 def test_the_hidden_bundle_holds_the_labels_vocabulary_and_python_files_and_nothing_else(repository, course,

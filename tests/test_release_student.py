@@ -17,6 +17,8 @@ import pytest
 from assignment.facts import DATA_FILES, DELIVERABLES, TEST_LABELS
 from instructors.release import regions, student
 
+from runtime_helpers import files_under
+
 SOLUTION = ("class Model:\r\n"
             "    def forward(self, x):\r\n"
             "        ### START_CODE_HERE ###\r\n"
@@ -77,11 +79,6 @@ def data(tmp_path):
 def grader_loaded(registered, monkeypatch):
     """An empty registry that the repository's grader.py fills, and sys.path put back afterwards."""
     monkeypatch.setattr(sys, "path", list(sys.path))
-
-
-def files_under(folder):
-    return sorted(os.path.relpath(os.path.join(parent, name), folder)
-                  for parent, _, names in os.walk(folder) for name in names)
 
 
 def test_only_the_python_files_of_the_shipped_packages_are_copied_as_they_are(repository):
