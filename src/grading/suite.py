@@ -7,6 +7,7 @@ answer, or the bundle lacks what the test needs), timeout, and hidden (not
 graded here: no hidden bundle).
 """
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -67,17 +68,16 @@ class Suite:
     def run(self, tests):
         """Run `tests`; returns (results in the same order, wall-clock seconds)."""
         started = time.monotonic()
-        private = tempfile.mkdtemp(prefix="grading-private-")  # mode 0700: the snapshot's parameters
-        try:
-            snapshot = Snapshot(self.files_dir, private)
-        except BaseException:  # a copy failed midway (a full disk): no copies left behind
-            shutil.rmtree(private, ignore_errors=True)
-            raise
-        work_root = tempfile.mkdtemp(prefix="grading-")
-        os.chmod(work_root, 0o755)
-        runner = ProbeRunner(work_root, secrets.token_hex(16), self.limits, self.user,
-                             hidden_env=(HIDDEN_ENV,), preload=self.preload, fork=self.fork)
-        try:
+        with contextlib.ExitStack() as cleanup:  # whatever fails, each folder made is removed, last first
+            private = tempfile.mkdtemp(prefix="grading-private-")  # mode 0700: the snapshot's parameters
+            cleanup.callback(shutil.rmtree, private, ignore_errors=True)
+            snapshot = Snapshot(self.files_dir, private)  # a copy may fail midway (a full disk)
+            work_root = tempfile.mkdtemp(prefix="grading-")
+            cleanup.callback(shutil.rmtree, work_root, ignore_errors=True)
+            os.chmod(work_root, 0o755)
+            runner = ProbeRunner(work_root, secrets.token_hex(16), self.limits, self.user,
+                                 hidden_env=(HIDDEN_ENV,), preload=self.preload, fork=self.fork)
+            cleanup.callback(runner.close)
             with ThreadPoolExecutor(max_workers=self.jobs) as pool:
                 futures = [pool.submit(self.run_one, test, runner, snapshot, work_root) for test in tests]
                 try:
@@ -87,10 +87,6 @@ class Suite:
                         future.cancel()
                     runner.kill_all()
                     raise
-        finally:
-            runner.close()
-            shutil.rmtree(work_root, ignore_errors=True)
-            shutil.rmtree(private, ignore_errors=True)
         return results, time.monotonic() - started
 
     def run_one(self, test, runner, snapshot, work_root):
