@@ -119,8 +119,10 @@ case "$STAGE" in
         "$PYTHON" -m instructors.bench "$@" ;;
     mutate)
         instructors_stage
-        ensure_packages torch numpy tqdm pytest
-        [[ " $* " == *" --plausible "* ]] || ensure_packages mutmut  # the plausible bugs need no mutmut
+        if [[ " $* " != *" --check "* ]]; then  # the check of the tables needs only the standard library
+            ensure_packages torch numpy tqdm pytest
+            [[ " $* " == *" --plausible "* ]] || ensure_packages mutmut  # the plausible bugs need no mutmut
+        fi
         "$PYTHON" -m instructors.mutate "$@" ;;
     plot)
         [ $# -gt 0 ] || fail "plot needs a run name: ./run.sh plot <run> (runs are the folders of $EXPERIMENTS_DIR)"

@@ -4,6 +4,7 @@ with only that module's tests:
 
     ./run.sh mutate [module ...]     # e.g. src/runtime/atomic_files.py; none given: every module of MODULES
     ./run.sh mutate --plausible [module ...]     # the hand-written plausible bugs instead (plausible.py)
+    ./run.sh mutate --check     # no run: the tables here, the catalogues and the docs agree with the tree
 
 For each module the tree (src/, tests/, data/, run.sh, pyproject.toml, grader.py) is
 copied to a temporary folder with mutmut.cfg (beside this file) as its
@@ -24,9 +25,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import plausible
+from . import mutation_check, plausible
+from .module_tests import MODULE_TESTS
 from .plausible_mutants import CATALOGUE
-from .tree_copy import copy_environment, tree_copy
+from .tree_copy import ROOT, copy_environment, tree_copy
 
 CONFIG = Path(__file__).with_name('mutmut.cfg')
 
@@ -228,9 +230,16 @@ def load_catalogue(path):
     return {module.path: module for module in catalogue.MODULES}
 
 
+def configuration():
+    """What `--check` holds against the tree: MODULES, EQUIVALENT, GPU_ONLY, the plausible bugs (the
+    catalogue and the sets written apart, unseen_mutants*.py) and module_tests.py."""
+    written_apart = tuple(load_catalogue(path) for path in sorted(CONFIG.parent.glob('unseen_mutants*.py')))
+    return mutation_check.Configuration(ROOT, MODULES, EQUIVALENT, GPU_ONLY, CATALOGUE, written_apart, MODULE_TESTS)
+
+
 def main(argv=None):
     """Measure the modules named (every module of MODULES, or of the plausible catalogue, if none);
-    exit 1 if one scores under 90%."""
+    exit 1 if one scores under 90%. With --check, check the tables instead (mutation_check.py)."""
     parser = argparse.ArgumentParser(description="Mutation testing of the infrastructure (mutmut)")
     parser.add_argument('modules', nargs='*', help=f"modules to mutate (default: all of {len(MODULES)}, or all "
                                                    f"of the catalogue with --plausible)")
@@ -238,7 +247,14 @@ def main(argv=None):
                         "plausible_mutants.py, each against its module's tests in a copy of the tree, not mutmut")
     parser.add_argument('--catalogue', help="with --plausible, the bugs of this file instead, written as "
                                             "plausible_mutants.py is (a set written apart from the tests)")
+    parser.add_argument('--check', action='store_true', help="run nothing: check that MODULES, EQUIVALENT, "
+                        "GPU_ONLY, the catalogues, module_tests.py and docs/mutation-testing.md agree with the "
+                        "tree; one line per problem, exit 1 if any")
     args = parser.parse_args(argv)
+    if args.check:
+        if args.modules or args.plausible or args.catalogue:
+            parser.error("--check takes no module and no other option")
+        sys.exit(mutation_check.main(configuration()))
     if args.catalogue and not args.plausible:
         parser.error("--catalogue goes with --plausible")
     catalogue = load_catalogue(args.catalogue) if args.catalogue else CATALOGUE
