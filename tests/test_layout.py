@@ -1,11 +1,16 @@
 """
 The layout of src/: every import points downward (no cycle; each package
-imports only the packages below it), each package says who owns it, and the
-stage table of assignment/facts.py is the one that run.sh, the README and
-grader.py's prediction tests follow.
+imports only the packages below it), each package says who owns it, the
+student's package keeps what the handout and the grader call (its names and
+their signatures, as a lower bound: it may define more) and imports only
+torch, numpy, tqdm and the standard library, its trainer is minGPT's
+plain loop with callbacks, and the stage table of assignment/facts.py is the
+one that run.sh, the README and grader.py's prediction tests follow.
 """
 
 import ast
+import importlib
+import inspect
 import os
 import re
 import subprocess
@@ -15,7 +20,10 @@ from pathlib import Path
 import pytest
 
 from assignment import facts
+from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.dataset import CharCorruptionDataset
+from submission.model import GPTConfig
+from submission.trainer import TrainerConfig
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
@@ -136,32 +144,112 @@ def test_src_holds_only_the_packages_and_run_py():
 
 MINGPT_TRAINER_FIELDS = {"max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
                          "lr_decay", "warmup_tokens", "final_tokens", "ckpt_path", "num_workers"}  # minGPT's, 2020
+# What the handout's code and the grader call in the student's package, with the arguments they pass
+# (self left out): a lower bound, so a file may define more, and a signature may take more arguments
+# where they have defaults.
+HANDOUT_API = {
+    "attention.CausalSelfAttention": "config",
+    "attention.CausalSelfAttention.forward": "x",
+    "attention.CausalCrossAttention": "config",
+    "attention.CausalCrossAttention.forward": "x_kv, x_q",
+    "dataset.NameDataset": "data, pretraining_dataset",
+    "dataset.CharCorruptionDataset": "data, block_size",
+    "helper.initialize_vanilla_model": "mconf",
+    "helper.initialize_perceiver_model": "mconf, bottleneck_dim=32",
+    "helper.finetune": "reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model, "
+                       "finetune_lr=6e-4, writer=None",
+    "helper.pretrain": "pretrain_dataset, block_size, model, pretrain_lr=6e-3, writer=None",
+    "helper.train": "model, writing_params_path, trainer_obj",
+    "model.GPTConfig": "vocab_size, block_size, **kwargs",
+    "model.GPT": "config",
+    "model.GPT.forward": "idx, targets=None",
+    "model.GPT.get_block_size": "",
+    "model.DownProjectBlock": "config",
+    "model.DownProjectBlock.forward": "x_input",
+    "model.UpProjectBlock": "config",
+    "model.UpProjectBlock.forward": "y, x_input",
+    "trainer.TrainerConfig": "**kwargs",
+    "trainer.Trainer": "model, train_dataset, test_dataset, config",
+    "trainer.Trainer.train": "",
+    "trainer.Trainer.add_callback": "event, callback",  # minGPT's plug-in points
+    "trainer.Trainer.trigger_callbacks": "event",
+    "trainer.Trainer.train_step": "batch",  # the step a callback may replace
+    "utils.set_seed": "seed",
+    "utils.sample": "model, x, steps, temperature=1.0, sample=False, top_k=None",
+    "utils.evaluate_places": "filepath, predicted_places",
+}
+GRADER_NAMES = ("GPT", "GPTConfig", "CharCorruptionDataset", "Trainer", "initialize_vanilla_model",
+                "initialize_perceiver_model", "finetune", "pretrain", "train")  # read as submission.<name>
 
 
-def definitions(name):
-    """{top-level name: the names its class body defines (None for a function)} of src/submission/<name>."""
-    tree = ast.parse((SRC / "submission" / name).read_text(encoding="utf-8"))
-    found = {}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            found[node.name] = {target.id for item in node.body if isinstance(item, ast.Assign)
-                                for target in item.targets} | {item.name for item in node.body
-                                                               if isinstance(item, ast.FunctionDef)}
-        elif isinstance(node, ast.FunctionDef):
-            found[node.name] = None
+def handout_signature(parameters):
+    """The signature of a function whose parameter list is `parameters`, as the handout writes it."""
+    return inspect.signature(eval(f"lambda {parameters}: None"))
+
+
+def signature_problems(function, parameters, method=False):
+    """How `function` (a `method`, whose first parameter is self) cannot be called as the handout calls
+    a function of `parameters`: each of those by the same name, position, kind and default, and any
+    other with a default. An empty list where it can."""
+    actual = list(inspect.signature(function).parameters.values())[1 if method else 0:]
+    found = {parameter.name: (position, parameter) for position, parameter in enumerate(actual)}
+    problems = []
+    for position, wanted in enumerate(handout_signature(parameters).parameters.values()):
+        where, parameter = found.pop(wanted.name, (None, None))
+        if parameter is None:
+            problems.append(f"no parameter {wanted.name}")
+        elif (parameter.kind, parameter.default) != (wanted.kind, wanted.default):
+            problems.append(f"{parameter} where the handout has {wanted}")
+        elif wanted.kind is wanted.POSITIONAL_OR_KEYWORD and where != position:
+            problems.append(f"{wanted.name} is parameter {where + 1}, not {position + 1}")
+    return problems + [f"{parameter} has no default" for _, parameter in found.values()
+                       if parameter.default is parameter.empty
+                       and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
+
+
+def handout_object(name):
+    """The object of the student's package at `name` (module.attribute...)."""
+    module, *attributes = name.split(".")
+    found = importlib.import_module(f"submission.{module}")
+    for attribute in attributes:
+        found = getattr(found, attribute)
     return found
 
 
-def test_the_students_trainer_is_minGPTs_with_a_writer_and_callbacks():
-    """minGPT's TrainerConfig and a writer; a Trainer with minGPT's callbacks (add_callback,
-    trigger_callbacks) as its one plug-in point and a replaceable train_step."""
-    trainer = definitions("trainer.py")
-    assert set(trainer) == {"TrainerConfig", "Trainer", "learning_rate", "optimizer_groups"}
-    fields = trainer["TrainerConfig"] - {"__init__"}
-    assert MINGPT_TRAINER_FIELDS <= fields and len(fields - MINGPT_TRAINER_FIELDS) <= 3
-    assert fields - MINGPT_TRAINER_FIELDS == {"writer"}
-    assert trainer["Trainer"] == {"__init__", "add_callback", "trigger_callbacks", "save_checkpoint", "test_loss",
-                                  "train_step", "train"}
+@pytest.mark.parametrize("name", HANDOUT_API)
+def test_the_handouts_names_take_the_handouts_arguments(name):
+    function = handout_object(name)
+    assert callable(function)
+    assert signature_problems(function, HANDOUT_API[name], method=name.count(".") == 2) == []
+
+
+def test_the_signature_check_tells_a_missing_moved_changed_or_required_parameter():
+    def taken(model, x, steps, temperature=1.0, sample=False, top_k=None, *, seed=0):
+        """As the handout, with one more argument."""
+    assert signature_problems(taken, HANDOUT_API["utils.sample"]) == []
+    assert signature_problems(lambda x, model, steps, temperature=2.0, top_k=None, extra=None, more=1: None,
+                              HANDOUT_API["utils.sample"]) == [
+        "model is parameter 2, not 1", "x is parameter 1, not 2", "temperature=2.0 where the handout has "
+        "temperature=1.0", "no parameter sample", "top_k is parameter 5, not 6"]
+    assert signature_problems(lambda self, batch, device: None, "batch", method=True) == ["device has no default"]
+
+
+def test_the_grader_finds_its_names_in_the_package():
+    import submission
+    assert [name for name in GRADER_NAMES if not callable(getattr(submission, name, None))] == []
+
+
+def test_the_trainer_config_has_mingpts_fields_and_a_writer():
+    assert MINGPT_TRAINER_FIELDS | {"writer"} <= set(vars(TrainerConfig))
+
+
+def test_cross_attention_has_self_attentions_layers():
+    """The perceiver's blocks attend with CausalCrossAttention: built from one config, it has the
+    parameters of CausalSelfAttention, by name and shape."""
+    config = GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8)
+    shapes = [{name: tuple(value.shape) for name, value in layer(config).state_dict().items()}
+              for layer in (CausalSelfAttention, CausalCrossAttention)]
+    assert shapes[0] and shapes[0] == shapes[1]
 
 
 def method(tree, class_name, name):
@@ -188,11 +276,6 @@ def test_the_students_trainer_is_one_loop_that_calls_its_callbacks_and_nothing_e
     triggers = sorted((node.lineno, node.args[0].value) for node in ast.walk(train) if isinstance(node, ast.Call)
                       and isinstance(node.func, ast.Attribute) and node.func.attr == "trigger_callbacks")
     assert [event for _, event in triggers] == ["on_train_start", "on_batch_end", "on_epoch_end"]
-
-
-def test_each_attention_layer_is_one_class_with_one_forward():
-    assert definitions("attention.py") == {"CausalSelfAttention": {"__init__", "forward"},
-                                           "CausalCrossAttention": {"forward"}}  # CausalSelfAttention's layers
 
 
 def test_the_students_files_import_only_torch_numpy_tqdm_and_the_standard_library():
