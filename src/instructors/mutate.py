@@ -56,9 +56,9 @@ MODULES = {
     # subprocesses, which mutmut cannot trace to a function
     'src/instructors/release/checks.py': ('tests/test_release_checks.py',),
     'src/instructors/release/regions.py': ('tests/test_release_checks.py', *REGION_TESTS),
-    **{f'src/grading/handout/{name}.py': ('tests/test_grading_handout.py',)  # probes run in-process there
+    **{f'src/grading/handout/{name}.py': ('tests/test_grading_handout_predictions.py',)  # probes run in-process there
        for name in ('answers', 'corpora', 'spans', 'configs', 'models', 'predictions')},
-    'src/assignment/not_written_yet.py': ('tests/test_grading_handout.py',),
+    'src/assignment/not_written_yet.py': ('tests/test_grading_handout_predictions.py',),
     **{f'src/grading/{name}.py': (f'tests/test_grading_{name}.py',) for name in (
         'bundle', 'registry', 'context', 'suite', 'cli', 'trusted')},
     'src/grading/runner.py': ('tests/test_grading_runner.py', 'tests/test_probe_links.py'),

@@ -91,7 +91,8 @@ MODULES = (
         Mutant("--small's batch size is left out of the stamp",
                "if name != 'num_workers')", "if name not in ('num_workers', 'batch_size'))"),
     )),
-    Module('src/grading/handout/predictions.py', ('tests/test_score_dev.py', 'tests/test_grading_handout.py'), (
+    Module('src/grading/handout/predictions.py', ('tests/test_score_dev.py',
+                                                  'tests/test_grading_handout_predictions.py'), (
         Mutant("a file exactly at its accuracy threshold falls short",
                'name == "min_accuracy" and accuracy < value', 'name == "min_accuracy" and accuracy <= value'),
         Mutant("a file with exactly the correct answers needed falls short",
