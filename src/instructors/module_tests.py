@@ -11,7 +11,10 @@ names exists.
 SUBMISSION_MODEL_TESTS = ('tests/test_model.py', 'tests/test_dropout.py')
 DECODING_TESTS = ('tests/test_kv_cache.py', 'tests/test_decoding_check.py', 'tests/test_greedy_ties.py',
                   'tests/test_runtime_decoding.py')
-HANDOUT_TESTS = ('tests/test_grading_handout_predictions.py',)
+HANDOUT_TESTS = ('tests/test_grading_handout_answers.py', 'tests/test_grading_handout_configs.py',
+                 'tests/test_grading_handout_corpora.py', 'tests/test_grading_handout_models.py',
+                 'tests/test_grading_handout_predictions.py', 'tests/test_grading_handout_spans.py',
+                 'tests/test_assignment_not_written_yet.py')
 WORLDGEN_TESTS = ('tests/test_worldgen.py', 'tests/test_data.py')
 # the tests of tests/test_copies.py that train nothing (its module fixtures train a class)
 COPIES_STATISTIC_TESTS = tuple(f'tests/test_copies.py::{name}' for name in (

@@ -42,6 +42,11 @@ DECODER_TESTS = tuple(f'tests/test_fast.py::test_{name}' for name in (
     'shared_prefix_stops_at_the_first_difference_and_before_the_shortest_prompts_last_token',
     'argmax_ties_break_as_topk_does'))  # the decoder tests of test_fast.py that train no model
 
+HANDOUT_TESTS = ('tests/test_grading_handout_answers.py', 'tests/test_grading_handout_configs.py',
+                 'tests/test_grading_handout_corpora.py', 'tests/test_grading_handout_models.py',
+                 'tests/test_grading_handout_predictions.py', 'tests/test_grading_handout_spans.py',
+                 'tests/test_assignment_not_written_yet.py')
+
 # module -> the pytest arguments that select its tests (files or test ids)
 MODULES = {
     'src/runtime/atomic_files.py': ('tests/test_atomic_files.py',),
@@ -56,9 +61,9 @@ MODULES = {
     # subprocesses, which mutmut cannot trace to a function
     'src/instructors/release/checks.py': ('tests/test_release_checks.py',),
     'src/instructors/release/regions.py': ('tests/test_release_checks.py', *REGION_TESTS),
-    **{f'src/grading/handout/{name}.py': ('tests/test_grading_handout_predictions.py',)  # probes run in-process there
+    **{f'src/grading/handout/{name}.py': HANDOUT_TESTS  # probes run in-process there
        for name in ('answers', 'corpora', 'spans', 'configs', 'models', 'predictions')},
-    'src/assignment/not_written_yet.py': ('tests/test_grading_handout_predictions.py',),
+    'src/assignment/not_written_yet.py': HANDOUT_TESTS,
     **{f'src/grading/{name}.py': (f'tests/test_grading_{name}.py',) for name in (
         'bundle', 'registry', 'context', 'suite', 'cli', 'trusted')},
     'src/grading/runner.py': ('tests/test_grading_runner.py', 'tests/test_probe_links.py'),

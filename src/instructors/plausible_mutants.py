@@ -10,6 +10,7 @@ end-to-end tests only where nothing else reaches the code (the sandbox and
 the zygote run as real processes, as root where a test needs another user).
 """
 
+from .module_tests import HANDOUT_TESTS
 from .plausible import Module, Mutant
 
 DECODER_TESTS = ('tests/test_decoding_check.py', 'tests/test_greedy_ties.py', 'tests/test_runtime_decoding.py')
@@ -91,8 +92,7 @@ MODULES = (
         Mutant("--small's batch size is left out of the stamp",
                "if name != 'num_workers')", "if name not in ('num_workers', 'batch_size'))"),
     )),
-    Module('src/grading/handout/predictions.py', ('tests/test_score_dev.py',
-                                                  'tests/test_grading_handout_predictions.py'), (
+    Module('src/grading/handout/predictions.py', ('tests/test_score_dev.py', *HANDOUT_TESTS), (
         Mutant("a file exactly at its accuracy threshold falls short",
                'name == "min_accuracy" and accuracy < value', 'name == "min_accuracy" and accuracy <= value'),
         Mutant("a file with exactly the correct answers needed falls short",
