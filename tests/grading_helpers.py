@@ -1,12 +1,13 @@
 """
 Helpers of the grading machinery's tests: writing a file, a TestResult
-made up for the report and the command line, and the context of a hidden
-prediction test scoring a stage's file.
+made up for the report and the command line, the context of a hidden
+prediction test scoring a stage's file, and a probe runner that spawns.
 """
 
 from grading.bundle import HiddenBundle
 from grading.context import Context
 from grading.registry import GradedTest
+from grading.runner import ProbeRunner
 from grading.suite import TestResult as Result
 
 STAGE_FILE = "vanilla.pretrain.dev.predictions"  # made by vanilla_eval_dev_with_pretrain, scored on birth_dev.tsv
@@ -31,3 +32,7 @@ def scoring_context(snapshot, labels, mode="files", thresholds=None):
     test = GradedTest("1f-1-hidden", 5.0, "hidden", 50.0, "d", None, thresholds or {})
     bundle = HiddenBundle("/bundle", {"birth_dev.tsv": labels}, {}, reference="/ref", predictions=mode)
     return Context(test, None, "/package", snapshot, bundle, "/scratch", 0.0)
+
+
+def runner_for(tmp_path, **kwargs):
+    return ProbeRunner(str(tmp_path), "t0ken", fork=False, **kwargs)

@@ -29,7 +29,8 @@ FULL_RUN_TESTS = tuple(f'tests/test_full_run.py::{name}' for name in (  # not th
     'test_parallel_chains_run_side_by_side_and_are_tabled_in_the_order_given', 'test_an_unknown_chain_is_one_line',
     'test_each_stage_runs_run_sh_with_outs_folders_its_output_and_errors_logged_and_read',
     'test_a_failed_stage_is_named_and_the_chain_stops'))
-RUNNER_TESTS = ('tests/test_grading_runner.py', 'tests/test_slow_zygote.py', 'tests/test_probe_links.py',
+RUNNER_TESTS = ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
+                'tests/test_grading_runner_processes.py', 'tests/test_slow_zygote.py', 'tests/test_probe_links.py',
                 'tests/test_probe_answer.py')
 SANDBOX_TESTS = ('tests/test_grading_sandbox.py', 'tests/test_sandbox_limits.py', 'tests/test_sandbox_isolation.py',
                  'tests/test_probe_answer.py')

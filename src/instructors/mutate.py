@@ -66,7 +66,8 @@ MODULES = {
     'src/assignment/not_written_yet.py': HANDOUT_TESTS,
     **{f'src/grading/{name}.py': (f'tests/test_grading_{name}.py',) for name in (
         'bundle', 'registry', 'context', 'suite', 'cli', 'trusted')},
-    'src/grading/runner.py': ('tests/test_grading_runner.py', 'tests/test_probe_links.py'),
+    'src/grading/runner.py': ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
+                              'tests/test_grading_runner_processes.py', 'tests/test_probe_links.py'),
     'src/grading/results.py': ('tests/test_grading_report.py',),
     'src/grading/report.py': ('tests/test_grading_report.py',),
 }

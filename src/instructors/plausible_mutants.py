@@ -183,7 +183,8 @@ MODULES = (
         Mutant("the zygote's start-up counts against the test's time",
                "self.deadline += self.runner.warm_up()", "self.runner.warm_up()"),
     )),
-    Module('src/grading/runner.py', ('tests/test_grading_runner.py', 'tests/test_slow_zygote.py',
+    Module('src/grading/runner.py', ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
+                                     'tests/test_grading_runner_processes.py', 'tests/test_slow_zygote.py',
                                      'tests/test_probe_links.py'), (
         Mutant("past a slow fork the probe is spawned on the pipes the zygote may still fork on",
                "                    self.fork = False  # the zygote died or hangs: spawn from now on\n"

@@ -1,235 +1,26 @@
 """
-The runner, the grading process's side of a probe (grading/runner.py): the
-result channel and its run token, the time limit, the output cap and the
-other default limits (the threat model's), the folders a probe gets,
-forking from the zygote or spawning, ending and sweeping. The probes it
-starts run small tests files made here.
+The runner's probe processes (grading/runner.py): spawning a probe, forking
+it from the zygote (stood in for here) or spawning when the zygote cannot,
+the request it is given, ending it and its process group at its time limit,
+and sweeping another user's leftover processes. The probes it starts run a
+small tests file made here.
 """
 
-import json
 import os
-import pwd
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 import types
-from pathlib import Path
 
 import pytest
 
 from grading import runner
-from grading.runner import CappedBuffer, Limits, ProbeOutcome, ProbeRunner
+from grading.runner import Limits, ProbeRunner
 
-from grading_helpers import write
-
-
-# ---- the runner: the grading process's side of a probe -----------------------------------------
-
-def test_a_capped_buffer_keeps_the_start_and_counts_the_rest():
-    buffer = CappedBuffer(5)
-    buffer.add(b"abc")
-    buffer.add(b"def\xc3")
-    assert bytes(buffer.data) == b"abcde" and buffer.dropped == 2
-    assert buffer.text() == "abcde\n[2 more bytes of output dropped]"
-    whole = CappedBuffer(4)
-    whole.add(b"ab\xc3\xa9")
-    assert whole.text() == "abé" and whole.dropped == 0
-    buffer.add(b"gh")
-    assert bytes(buffer.data) == b"abcde" and buffer.dropped == 4
-    broken = CappedBuffer(9)
-    broken.add(b"ok\xff")
-    assert broken.text() == "ok\ufffd"
-
-
-def runner_for(tmp_path, **kwargs):
-    return ProbeRunner(str(tmp_path), "t0ken", fork=False, **kwargs)
-
-
-def outcome(probes, raw, returncode=0, timed_out=False, dropped=0):
-    buffer = CappedBuffer(1 << 10)
-    buffer.add(raw)
-    buffer.dropped = dropped
-    return probes.outcome(returncode, timed_out, buffer, "printed", 1.6)
-
-
-def test_only_an_answer_with_this_runs_token_is_taken(tmp_path):
-    probes = runner_for(tmp_path)
-    assert outcome(probes, b't0ken\n{"ok": true, "value": [1]}') == ProbeOutcome("ok", [1], "", "printed", 1.6)
-    tampered = ProbeOutcome("error", None, "the result channel was tampered with", "printed", 1.6)
-    for raw in (b'other\n{"ok": true, "value": 1}', b't0ken{"ok": true, "value": 1}', b'\nt0ken\n{"ok": true}',
-                b't0ken\n{"ok": tru', b't0ken\n{"value": 1}', b't0ken\n[1]', b't0ken\n\xff'):
-        assert outcome(probes, raw) == tampered, raw
-    assert outcome(probes, b't0ken\n{"ok": true, "value": 1}', dropped=1) == tampered
-    assert outcome(probes, b't0ken\n{"ok": true,\n "value": 2}\n').value == 2
-
-
-def test_a_failed_answer_says_where_it_failed(tmp_path):
-    probes = runner_for(tmp_path)
-    for stage, words in (("import", "the submission failed to import"), ("probe", "the submission raised an error"),
-                         ("grader", "the grader failed"), (None, "the grader failed")):
-        message = {"ok": False, "stage": stage, "error": "Traceback"}
-        found = outcome(probes, b"t0ken\n" + json.dumps(message).encode())
-        assert found == ProbeOutcome("error", None, f"{words}:\nTraceback", "printed", 1.6)
-    assert outcome(probes, b't0ken\n{"ok": 1, "value": 1}').reason == "the grader failed:\n"
-    assert outcome(probes, b't0ken\n{"ok": true}').reason == "the grader failed:\n"
-
-
-def test_no_answer_is_an_error_and_lateness_a_timeout(tmp_path):
-    probes = runner_for(tmp_path)
-    assert outcome(probes, b"", returncode=3) == ProbeOutcome(
-        "error", None, "the submission's process ended without answering (exit code 3)", "printed", 1.6)
-    late = outcome(probes, b't0ken\n{"ok": true, "value": 1}', timed_out=True)
-    assert late == ProbeOutcome("timeout", None, "the submission did not finish within the time limit "
-                                                 "(stopped after 2 s)", "printed", 1.6)
-
-
-def test_exit_statuses_in_words():
-    assert runner.describe_exit(None) == "exit status unknown"
-    assert runner.describe_exit(0) == "exit code 0" and runner.describe_exit(2) == "exit code 2"
-    assert runner.describe_exit(-9) == "killed by SIGKILL" and runner.describe_exit(-1) == "killed by SIGHUP"
-    assert runner.describe_exit(-99) == "killed by signal 99"
-
-
-def test_the_probe_environment_hides_the_bundle_and_pins_threads(tmp_path, monkeypatch):
-    monkeypatch.setenv("SECRET_DIR", "/bundle")
-    monkeypatch.setenv("PYTHONPATH", "/extra")
-    monkeypatch.setenv("OMP_NUM_THREADS", "3")
-    for name in ("MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"):
-        monkeypatch.delenv(name, raising=False)
-    env = runner_for(tmp_path, hidden_env=("SECRET_DIR",)).environment("/home/probe")
-    grading_root = os.path.dirname(os.path.dirname(runner.__file__))
-    assert "SECRET_DIR" not in env and env["PYTHONPATH"] == f"{grading_root}{os.pathsep}/extra"
-    assert (env["HOME"], env["TMPDIR"], env["PYTHONDONTWRITEBYTECODE"], env["PYTHONUNBUFFERED"]) == \
-        ("/home/probe", "/home/probe", "1", "1")
-    assert (env["OMP_NUM_THREADS"], env["MKL_NUM_THREADS"], env["OPENBLAS_NUM_THREADS"]) == ("3", "1", "1")
-    monkeypatch.delenv("PYTHONPATH")
-    monkeypatch.delenv("OMP_NUM_THREADS")
-    bare = runner_for(tmp_path).environment("/h")
-    assert bare["PYTHONPATH"] == grading_root and bare["OMP_NUM_THREADS"] == "1"
-
-
-def test_each_probe_gets_a_fresh_copy_without_outputs(tmp_path):
-    package = tmp_path / "package"
-    for name in ("__init__.py", "model.py", "m.params", "a.predictions", "__pycache__/x.pyc"):
-        write(package / name, "x")
-    (tmp_path / "work").mkdir()
-    probes = ProbeRunner(str(tmp_path / "work"), "t", fork=False)
-    layout = probes.prepare(str(package))
-    assert layout["home"] == layout["top"] and layout["package"] == os.path.join(layout["top"], "submission")
-    assert os.path.dirname(layout["top"]) == str(tmp_path / "work")
-    assert os.path.basename(layout["top"]).startswith("probe-")
-    assert sorted(os.listdir(layout["package"])) == ["__init__.py", "model.py"]
-    assert probes.prepare(str(package))["top"] != layout["top"]
-    assert probes.order(layout, {"r": 1}) == {"home": layout["home"], "request": {"r": 1}}
-
-
-def package_with_a_link(tmp_path):
-    """A package with a private subpackage, outputs, and a link to a file outside it."""
-    package = tmp_path / "package"
-    write(package / "sub" / "__init__.py", "x")
-    write(tmp_path / "outside.py", "SECRET = 1\n")
-    os.symlink(tmp_path / "outside.py", package / "link.py")
-    write(package / "m.params", "p")
-    os.chmod(package / "sub", 0o700)
-    os.chmod(package / "sub" / "__init__.py", 0o600)
-    return package
-
-
-def test_the_copy_holds_files_for_links(tmp_path):
-    package = package_with_a_link(tmp_path)
-    (tmp_path / "work").mkdir()
-    layout = ProbeRunner(str(tmp_path / "work"), "t", fork=False).prepare(str(package))
-    copied = os.path.join(layout["package"], "link.py")
-    assert not os.path.islink(copied) and open(copied).read() == "SECRET = 1\n"
-
-
-def test_a_probe_for_another_user_is_prepared_for_the_handover(tmp_path):
-    package = package_with_a_link(tmp_path)
-    (tmp_path / "work").mkdir()
-    user = types.SimpleNamespace(pw_uid=4321, pw_gid=8765)
-    probes = ProbeRunner(str(tmp_path / "work"), "t", Limits(disk_bytes=77), user=user, fork=False)
-    layout = probes.prepare(str(package))
-    top = layout["top"]
-    assert layout == dict(top=top, home=os.path.join(top, "home"), package=os.path.join(top, "submission"),
-                          copy=os.path.join(top, "private", "submission"))
-    mode = lambda path: os.stat(path).st_mode & 0o777  # noqa: E731
-    assert mode(top) == 0o755 and mode(os.path.join(top, "private")) == 0o700
-    assert mode(layout["home"]) == mode(layout["package"]) == 0o755 and os.listdir(layout["package"]) == []
-    assert mode(os.path.join(layout["copy"], "sub")) == 0o755
-    assert mode(os.path.join(layout["copy"], "sub", "__init__.py")) == 0o644
-    assert sorted(os.listdir(layout["copy"])) == ["sub"]
-    assert probes.order(layout, {}) == dict(home=layout["home"], request={}, package=layout["package"],
-                                             copy=layout["copy"], disk_bytes=77, uid=4321, gid=8765)
-
-
-class Exited:
-    """A probe process that has ended (poll answers `code`)."""
-
-    def __init__(self, code=0, pid=None):
-        self.code, self.pid = code, pid
-
-    def poll(self):
-        return self.code
-
-
-def test_collect_reads_both_pipes_until_they_close(tmp_path):
-    probes = runner_for(tmp_path)
-    output_read, output_write = os.pipe()
-    result_read, result_write = os.pipe()
-    os.write(output_write, b"printed")
-    os.write(result_write, b"answer")
-    os.close(output_write)
-    os.close(result_write)
-    output, answer = CappedBuffer(100), CappedBuffer(100)
-    timed_out = probes.collect(Exited(None), output_read, result_read, output, answer, time.monotonic() + 5)
-    assert timed_out is False and output.text() == "printed" and answer.text() == "answer"
-    with pytest.raises(OSError):
-        os.close(output_read)
-
-
-def test_collect_times_out_only_without_an_answer(tmp_path):
-    probes = runner_for(tmp_path)
-    output_read, output_write = os.pipe()
-    result_read, result_write = os.pipe()
-    started = time.monotonic()
-    assert probes.collect(Exited(None), output_read, result_read, CappedBuffer(9), CappedBuffer(9), started + 0.3)
-    assert 0.3 <= time.monotonic() - started < 2
-    output_read, output_write2 = os.pipe()
-    result_read, result_write2 = os.pipe()
-    os.close(result_write2)
-    assert not probes.collect(Exited(None), output_read, result_read, CappedBuffer(9), CappedBuffer(9),
-                               time.monotonic() + 0.3)
-    for fd in (output_write, result_write, output_write2):
-        os.close(fd)
-
-
-def test_collect_times_out_when_only_the_output_closed(tmp_path):
-    """Kills the output pipe's end taken for the answer's: a probe that closes its standard output and
-    error but never answers, while still running, times out."""
-    probes = runner_for(tmp_path)
-    output_read, output_write = os.pipe()
-    result_read, result_write = os.pipe()
-    os.close(output_write)
-    assert probes.collect(Exited(None), output_read, result_read, CappedBuffer(9), CappedBuffer(9),
-                          time.monotonic() + 0.3) is True
-    os.close(result_write)
-
-
-def test_collect_stops_soon_after_the_process_is_gone(tmp_path):
-    probes = runner_for(tmp_path)
-    output_read, output_write = os.pipe()
-    result_read, result_write = os.pipe()
-    started = time.monotonic()
-    assert probes.collect(Exited(0), output_read, result_read, CappedBuffer(9), CappedBuffer(9), started + 5) is False
-    assert runner.EXIT_GRACE_SECONDS <= time.monotonic() - started < runner.EXIT_GRACE_SECONDS + 0.55
-    with pytest.raises(OSError):
-        os.close(result_read)
-    for fd in (output_write, result_write):
-        os.close(fd)
+from grading_helpers import runner_for, write
 
 
 TESTS_FILE = textwrap.dedent('''
@@ -349,36 +140,6 @@ def test_processes_of_lists_a_users_processes_with_their_sessions():
     assert found[os.getpid()] == os.getsid(0)
     assert runner.processes_of(2 ** 31 - 7) == []
 
-
-@pytest.fixture
-def open_folder():
-    """A folder in /tmp that every user may enter (pytest's own are its owner's only)."""
-    folder = tempfile.mkdtemp(prefix="readable-")
-    os.chmod(folder, 0o755)
-    yield Path(folder)
-    shutil.rmtree(folder)
-
-
-def test_readable_by_follows_the_permission_bits(open_folder):
-    me = pwd.getpwuid(os.getuid())
-    other = types.SimpleNamespace(pw_uid=2 ** 31 - 7, pw_gid=2 ** 31 - 7)
-    group = types.SimpleNamespace(pw_uid=2 ** 31 - 7, pw_gid=os.stat(open_folder).st_gid)
-    folder = open_folder / "f"
-    path = write(folder / "x.py", "x")
-    for mode, readers in ((0o400, [me]), (0o440, [me, group]), (0o404, [me, other]), (0o040, [group]),
-                          (0o004, [other])):
-        os.chmod(path, mode)
-        assert [readable_by for readable_by in (me, group, other) if runner.readable_by(readable_by, path)] == readers
-    os.chmod(path, 0o444)
-    os.chmod(folder, 0o700)
-    assert runner.readable_by(me, path) and not runner.readable_by(other, path)
-    os.chmod(folder, 0o754)
-    assert not runner.readable_by(other, path) and runner.readable_by(group, path)
-    assert runner.readable_by(other, folder) is False
-    os.chmod(folder, 0o751)
-    assert runner.readable_by(other, path) and not runner.readable_by(other, folder)
-    os.chmod(folder, 0o755)
-    assert runner.readable_by(other, folder)
 
 # ---- the runner: forking from the zygote, the request, ending and sweeping -----------------------
 
@@ -583,40 +344,3 @@ def test_a_probe_never_imports_from_the_graders_working_folder(spawning, tmp_pat
     monkeypatch.chdir(tmp_path / "decoy")
     found = spawning.run(str(tmp_path / "package"), str(tmp_path / "tests.py"), "answer", {"x": 1}, 30)
     assert found.status == "ok" and found.value["x"] == 1
-
-
-def test_the_default_limits_are_the_threat_models():
-    """Kills a default limit other than the one docs/threat-model.md promises an upload meets."""
-    text = (Path(__file__).resolve().parents[1] / "docs" / "threat-model.md").read_text(encoding="utf-8")
-    row = next(line for line in text.splitlines() if line.startswith("| fork bomb"))
-    limits = Limits()
-    for promise in (f"at most {limits.processes} processes and threads",
-                    f"files of at most {limits.file_bytes >> 20} MiB",
-                    f"a {limits.disk_bytes >> 20} MiB private tmpfs as home",
-                    f"{limits.output_bytes >> 10} KiB of output kept"):
-        assert promise in row, promise
-    assert limits.memory_bytes == 4096 << 20  # --memory-mb's default, which the row names
-
-
-class ExitsLater:
-    """A probe process that ends `after` seconds from now (poll answers 0 from then on)."""
-
-    def __init__(self, after):
-        self.ends = time.monotonic() + after
-
-    def poll(self):
-        return 0 if time.monotonic() >= self.ends else None
-
-
-def test_collect_notices_an_exit_within_a_moment(tmp_path):
-    """Kills the pipes waited on a second at a time: an exit (whose pipes a child still holds open) is
-    noticed within a tenth of a second, and collect ends the grace period later."""
-    probes = runner_for(tmp_path)
-    output_read, output_write = os.pipe()
-    result_read, result_write = os.pipe()
-    started = time.monotonic()
-    assert probes.collect(ExitsLater(0.2), output_read, result_read, CappedBuffer(9), CappedBuffer(9),
-                          started + 30) is False
-    assert 0.2 + runner.EXIT_GRACE_SECONDS <= time.monotonic() - started < 0.2 + runner.EXIT_GRACE_SECONDS + 0.45
-    for fd in (output_write, result_write):
-        os.close(fd)
