@@ -56,8 +56,8 @@ MODULES = (
                "return self.made(epoch, index)", "return self.dataset[index]"),
     )),
     Module('src/runtime/training/records.py', ('tests/test_records.py',
-                                               'tests/test_run.py::test_recorder_writes_one_row_a_step_from_the_'
-                                               'trainer_tags'), (
+                                               'tests/test_run_stages.py::test_recorder_writes_one_row_a_step_'
+                                               'from_the_trainer_tags'), (
         Mutant("a resume drops the row of the checkpoint's own step",
                "float(row[0]) <= self.resume_step", "float(row[0]) < self.resume_step"),
         Mutant("a resume keeps the interrupted run's rows past the checkpoint",
@@ -73,8 +73,8 @@ MODULES = (
                "        self.csv_file = open(self.csv_path, 'w', newline='', encoding='utf-8')\n"),
     )),
     Module('src/runtime/command_line.py', ('tests/test_configuration.py',
-                                           'tests/test_run.py::test_the_graded_configuration_is_stamped_empty_and_'
-                                           'goes_to_the_submission'), (
+                                           'tests/test_run_stages.py::test_the_graded_configuration_is_'
+                                           'stamped_empty_and_goes_to_the_submission'), (
         Mutant("a dropout other than the graded one is not stamped",
                "'batch_size',\n                                                            'dropout')",
                "'batch_size')"),
