@@ -65,7 +65,8 @@ MODULE_TESTS = {
     'src/runtime/decoding/vanilla_cache.py': DECODING_TESTS,
     'src/runtime/decoding/perceiver_cache.py': DECODING_TESTS,
     # the stages
-    'src/run.py': ('tests/test_atomic_files.py', 'tests/test_seeds.py', 'tests/test_run_stages.py'),
+    'src/run.py': ('tests/test_atomic_files.py', 'tests/test_seeds.py', 'tests/test_run_main.py',
+                   'tests/test_run_bad_inputs.py', 'tests/test_run_student_code.py', 'tests/test_run_stages.py'),
     'src/stages/collect_submission.py': ('tests/test_stages.py',),
     'src/stages/help.py': ('tests/test_help.py', 'tests/test_run_sh.py'),
     'src/stages/london_baseline.py': ('tests/test_london_baseline.py',),

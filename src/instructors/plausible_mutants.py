@@ -73,7 +73,7 @@ MODULES = (
                "        self.csv_file = open(self.csv_path, 'w', newline='', encoding='utf-8')\n"),
     )),
     Module('src/runtime/command_line.py', ('tests/test_configuration.py',
-                                           'tests/test_run_stages.py::test_the_graded_configuration_is_'
+                                           'tests/test_run_student_code.py::test_the_graded_configuration_is_'
                                            'stamped_empty_and_goes_to_the_submission'), (
         Mutant("a dropout other than the graded one is not stamped",
                "'batch_size',\n                                                            'dropout')",
