@@ -5,8 +5,8 @@ folder or lacks a file, test labels, a --thresholds or --grading that do not exi
 an OUT that holds the repository, a corpus the stages refuse), the hidden tests it takes from
 --tests (a starter naming one is refused), a starter or bundle that fails a check, and the line and
 zip of a release that passes. The checks that start processes (the starter's imports, the grader's
-reading of the bundle) are stood in for: tests/test_release.py runs them on a real release, and
-tests/test_staging.py has the all-or-none moves.
+reading of the bundle) are stood in for: tests/test_release_main_end_to_end.py runs them on a real
+release, and tests/test_staging.py has the all-or-none moves.
 """
 
 import json

@@ -60,8 +60,8 @@ def out_folder(kind, tmp_path, outputs):
 @pytest.fixture
 def release(tmp_path, make_corpus, registered, monkeypatch, capsys):
     """release's main on a tiny course's data in tmp_path/course: release(OUT, *options) gives its exit
-    status and stderr. The checks that start processes pass (tests/test_release.py runs them); the path
-    that reading grader.py's thresholds puts src/ on is put back afterwards."""
+    status and stderr. The checks that start processes pass (tests/test_release_main_end_to_end.py runs
+    them); the path that reading grader.py's thresholds puts src/ on is put back afterwards."""
     write_data(tmp_path / "course", make_corpus(seed=3, count=12), train=4, dev=4)
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(checks, "problems", lambda *args: [])

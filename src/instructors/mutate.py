@@ -32,11 +32,11 @@ from .tree_copy import ROOT, copy_environment, tree_copy
 
 CONFIG = Path(__file__).with_name('mutmut.cfg')
 
-REGION_TESTS = tuple(f'tests/test_release.py::test_{name}' for name in (
+REGION_TESTS = tuple(f'tests/test_release_regions.py::test_{name}' for name in (
     'cut_keeps_the_markers_and_leaves_one_placeholder_per_region', 'cut_example_runs_as_the_skeleton_it_promises',
     'restore_inverts_cut', 'restoring_each_solution_file_from_its_cut_is_byte_for_byte',
     'restore_rejects_a_different_number_of_regions', 'unpaired_markers_name_the_file_and_line',
-    'the_solution_has_the_regions_the_handout_names'))  # the tests of test_release.py that need no release
+    'the_solution_has_the_regions_the_handout_names'))  # test_release_regions.py's tests of the regions themselves
 
 DECODER_TESTS = tuple(f'tests/test_fast.py::test_{name}' for name in (
     'shared_prefix_stops_at_the_first_difference_and_before_the_shortest_prompts_last_token',

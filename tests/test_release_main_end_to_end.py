@@ -1,15 +1,14 @@
 """
-The release: cutting the student regions, the starter tree, the autograder
-bundle, and collect_submission.
-
-One release of a small generated data set, with thresholds that the test
-submission's predictions meet exactly, is built per module run (the
-`release` fixture) and inspected by most tests; the tests of a failing or
-forced release work on copies or on releases of their own.
+The release end to end: one release of a small generated data set, with
+thresholds that the test submission's predictions meet exactly, is built
+per module run (the `release` fixture) and inspected: the starter tree (its
+regions cut, its signatures and docstrings kept, what students need and
+nothing they must not see), the autograder bundle and its setup, the grader
+and run_autograder on the starter and on the solution, and failed releases
+(on copies of it), which say why in one line and leave OUT as it was.
 """
 
 import ast
-import inspect
 import json
 import os
 import re
@@ -18,40 +17,18 @@ import stat
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
-import torch
 
-from assignment.facts import BLOCK_SIZE, GRADED_TRAINING, TRUNCATION_BOUNDS
 from instructors.release import checks, regions
 from stages import collect_submission
-from runtime.params import stamp
-from submission import GPT, CharCorruptionDataset, GPTConfig, TrainerConfig, helper
 
-from runtime_helpers import write_data
+from release_helpers import (HIDDEN_TESTS, REPO, SOLUTION, data_dir, files_under, run_python, run_release,
+                             solution_sources, write_hidden_tests, write_params)
 
-REPO = Path(__file__).resolve().parents[1]
-SOLUTION = REPO / "src" / "submission"
+
 DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
 CORRECT_EVERY = 3
-
-
-def solution_sources():
-    """{file name: text} of the reference solution's .py files, read byte for byte."""
-    return {path.name: path.read_bytes().decode("utf-8") for path in sorted(SOLUTION.glob("*.py"))}
-
-
-def run_python(args, cwd=REPO, env=None, timeout=300):
-    """Run `python3 args` with src/ on the path; returns the CompletedProcess."""
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def run_release(out, data, *extra):
-    """`python3 -m instructors.release --out OUT [--data DATA] extra...`; data None means the default, the repository's data/."""
-    return run_python(["-m", "instructors.release", "--out", str(out), *(["--data", str(data)] if data else []), *extra])
 
 
 def fraction_right(answers):
@@ -79,13 +56,6 @@ def fitting_thresholds(data):
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory, make_corpus):
-    folder = tmp_path_factory.mktemp("course") / "data"
-    write_data(folder, make_corpus(seed=7, count=90), train=40, dev=25)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def thresholds(data_dir):
     path = data_dir.parent / "thresholds.json"
     path.write_text(json.dumps(fitting_thresholds(data_dir)))
@@ -109,136 +79,6 @@ def release(tmp_path_factory, data_dir, thresholds, grading):
     done = run_release(out, data_dir, "--thresholds", str(thresholds), "--grading", str(grading))
     assert done.returncode == 0, done.stderr
     return out
-
-
-def files_under(folder):
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-
-
-# ------------------------------------------------------------------ regions
-
-EXAMPLE = (
-    "def make(n):\n"
-    '    """Make n things."""\n'
-    "    things = None\n"
-    "    ### START_CODE_HERE ###\n"
-    "    things = list(range(n))\n"
-    "    ### END_CODE_HERE ###\n"
-    "    return things\n"
-    "\n"
-    "\n"
-    "class Thing:\n"
-    "    def forward(self, x):\n"
-    "        ### START_CODE_HERE ###\n"
-    "        y = x + 1\n"
-    "        return y\n"
-    "        ### END_CODE_HERE ###\n"
-    "    # a comment does not continue the block\n"
-    "\n"
-    "\n"
-    "def last():\n"
-    "    ### START_CODE_HERE ###\n"
-    "    return 3\n"
-    "    ### END_CODE_HERE ###"
-)
-
-
-def test_cut_keeps_the_markers_and_leaves_one_placeholder_per_region():
-    lines = regions.cut(EXAMPLE).splitlines()
-    assert lines[3:6] == ["    ### START_CODE_HERE ###", "    pass", "    ### END_CODE_HERE ###"]
-    assert lines[11:14] == ["        ### START_CODE_HERE ###", "        raise NotImplementedError",
-                            "        ### END_CODE_HERE ###"]
-    assert lines[-3:] == ["    ### START_CODE_HERE ###", "    raise NotImplementedError",
-                          "    ### END_CODE_HERE ###"]
-    assert "list(range(n))" not in regions.cut(EXAMPLE) and "x + 1" not in regions.cut(EXAMPLE)
-
-
-def test_cut_example_runs_as_the_skeleton_it_promises():
-    namespace = {}
-    exec(compile(regions.cut(EXAMPLE), "example", "exec"), namespace)
-    assert namespace["make"](3) is None
-    with pytest.raises(NotImplementedError):
-        namespace["Thing"]().forward(1)
-    with pytest.raises(NotImplementedError):
-        namespace["last"]()
-
-
-@pytest.mark.parametrize("text", [EXAMPLE, EXAMPLE.replace("\n", "\r\n"), EXAMPLE + "\n"])
-def test_restore_inverts_cut(text):
-    rebuilt = regions.restore(regions.cut(text), regions.regions(text))
-    assert rebuilt == text
-
-
-@pytest.mark.parametrize("name", sorted(solution_sources()))
-def test_restoring_each_solution_file_from_its_cut_is_byte_for_byte(name):
-    text = solution_sources()[name]
-    assert regions.restore(regions.cut(text, name), regions.regions(text, name), name) == text
-
-
-def test_restore_rejects_a_different_number_of_regions():
-    with pytest.raises(regions.RegionError, match="3 regions but 2 bodies"):
-        regions.restore(regions.cut(EXAMPLE), regions.regions(EXAMPLE)[:2])
-
-
-@pytest.mark.parametrize("text, message", [
-    ("a = 1\n### END_CODE_HERE ###\n", "f.py:2: END_CODE_HERE without"),
-    ("### START_CODE_HERE ###\n### START_CODE_HERE ###\n### END_CODE_HERE ###\n", "f.py:2: START_CODE_HERE inside"),
-    ("x = 0\n### START_CODE_HERE ###\nx = 1\n", "f.py:2: START_CODE_HERE is never closed"),
-])
-def test_unpaired_markers_name_the_file_and_line(text, message):
-    with pytest.raises(regions.RegionError, match=message):
-        regions.cut(text, "f.py")
-
-
-def test_the_solution_has_the_regions_the_handout_names():
-    """helper.py 5, dataset.py 1 (__getitem__), model.py 4 (Down/UpProjectBlock __init__ and forward)."""
-    counts = {name: len(regions.locate(text)) for name, text in solution_sources().items()}
-    assert (counts["helper.py"], counts["dataset.py"], counts["model.py"]) == (5, 1, 4)
-
-
-def settings_rows(docstring):
-    """{TrainerConfig field: the words of its row} of the settings table in a docstring."""
-    rows = {}
-    for line in docstring.splitlines():
-        words = line.split()
-        if words and words[0] in vars(TrainerConfig):
-            rows[words[0]] = words[1:]
-    return rows
-
-
-def test_the_span_corruption_spec_states_both_editions_bounds_and_lengths():
-    """Kills a spec of one edition only: the docstring's bounds are the facts' two, each with its
-    edition, either accepted; the solution's bound is one of them; x and y of either length."""
-    spec = " ".join(CharCorruptionDataset.__doc__.split())
-    stated = {int(BLOCK_SIZE * int(a) / int(b)) for a, b in re.findall(r"int\(block_size \* (\d)/(\d)\)", spec)}
-    assert stated == set(TRUNCATION_BOUNDS)
-    assert ("The bound is int(block_size * 7/8) in the Fall 2023 edition and int(block_size * 3/4) in the 2024 "
-            "editions (Winter, Spring, Fall); either is accepted.") in spec
-    (used,) = re.findall(r"int\(self\.block_size \* (\d) / (\d)\)", regions.regions(solution_sources()["dataset.py"])[0])
-    assert int(BLOCK_SIZE * int(used[0]) / int(used[1])) in TRUNCATION_BOUNDS
-    assert "LongTensors of block_size - 1 ids" in spec and "x and y of block_size ids" in spec
-    assert "either length is accepted" in spec
-
-
-@pytest.mark.parametrize("function, stages", [
-    ("finetune", ("finetune_without_pretraining", "finetune_with_pretraining")), ("pretrain", ("pretrain",))])
-def test_the_helpers_state_the_handouts_trainer_settings_and_both_editions_workers(function, stages):
-    """Kills a setting of the docstrings' tables other than the handout's (facts.GRADED_TRAINING),
-    a default learning rate other than the handout's, or num_workers stated for one edition only."""
-    docstring = getattr(helper, function).__doc__
-    rows = settings_rows(docstring)
-    for field in ("max_epochs", "batch_size", "lr_decay"):
-        assert rows[field] == [str(GRADED_TRAINING[stage][field]) for stage in stages], field
-    assert [eval(value) for value in rows["warmup_tokens"]] == [GRADED_TRAINING[stage]["warmup_tokens"]
-                                                                 for stage in stages]
-    rate = {"finetune": "finetune_lr", "pretrain": "pretrain_lr"}[function]
-    assert rows["learning_rate"] == [rate] * len(stages)
-    assert inspect.signature(getattr(helper, function)).parameters[rate].default == \
-        GRADED_TRAINING[stages[0]]["learning_rate"]
-    assert rows["final_tokens"][0].rstrip(",") == "200*len(pretrain_dataset)*block_size"
-    workers = " ".join(docstring.split()).split("num_workers ")[1]
-    assert workers.startswith(str(GRADED_TRAINING[stages[0]]["num_workers"]))
-    assert "(the Fall 2023 handout; the 2024 editions say 0; either is accepted)" in workers
 
 
 # ------------------------------------------------------------ student tree
@@ -314,30 +154,6 @@ def test_the_starters_student_files_keep_their_labels_regions_and_origin_and_spe
         assert checks.ORIGIN_LINE in text and not re.search("grader|reference|runtime|hooks", text, re.I), path.name
 
 
-def test_a_release_whose_student_files_lose_a_label_is_refused(tmp_path, data_dir):
-    """The release of a copy of this repository whose dataset.py lost its part's label and whose
-    model.py speaks of the grader: refused in one line naming both, nothing written."""
-    copy = tmp_path / "repository"
-    copy.mkdir()
-    for name in ("run.sh", "grader.py", "environment.yml", "requirements.txt", "LICENSE", "notebooks"):
-        (shutil.copytree if (REPO / name).is_dir() else shutil.copy2)(REPO / name, copy / name)
-    shutil.copytree(REPO / "src", copy / "src", ignore=shutil.ignore_patterns("__pycache__", "*.params",
-                                                                             "*.predictions"))
-    dataset = copy / "src" / "submission" / "dataset.py"
-    dataset.write_text(dataset.read_text(encoding="utf-8").replace("[part e]", "[part ?]"), encoding="utf-8")
-    model = copy / "src" / "submission" / "model.py"
-    model.write_text("# checked by the grader\n" + model.read_text(encoding="utf-8"), encoding="utf-8")
-    out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "instructors.release", "--out", str(out), "--data", str(data_dir)],
-                          cwd=copy, env={**os.environ, "PYTHONPATH": str(copy / "src"), "PYTHONDONTWRITEBYTECODE": "1"},
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1
-    assert done.stderr == ("release: the starter is not fit to hand out: src/submission/model.py:1 speaks of the "
-                           "grader; src/submission/dataset.py: CharCorruptionDataset.__getitem__ lacks its label "
-                           "[part e]\n")
-    assert not out.exists()
-
-
 def test_starter_imports_and_its_cut_functions_are_placeholders(release):
     probe = (
         "import submission\n"
@@ -363,59 +179,6 @@ def test_starter_imports_and_its_cut_functions_are_placeholders(release):
 
 
 # ------------------------------------------------------- bad release inputs
-
-def test_release_refuses_a_non_empty_out_unless_forced(tmp_path, data_dir):
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "notes.txt").write_text("keep me")
-    refused = run_release(out, data_dir)
-    assert refused.returncode != 0
-    assert refused.stderr.strip().count("\n") == 0 and "--force" in refused.stderr
-    assert files_under(out) == ["notes.txt"]
-
-    forced = run_release(out, None, "--force")
-    assert forced.returncode == 0, forced.stderr
-    assert (out / "notes.txt").read_text() == "keep me"
-    assert (out / "student" / "grader.py").is_file() and (out / "autograder.zip").is_file()
-    assert (out / "student" / "data" / "wiki.txt").read_bytes() == (REPO / "data" / "wiki.txt").read_bytes()
-    assert not (out / "student" / "data" / "birth_test.tsv").exists()
-
-
-HIDDEN_TESTS = {
-    "stricter.py": ("from grading import graded\nfrom grading.handout.predictions import score_predictions\n\n\n"
-                    "@graded(\"1f-1-hidden\", points=5, visibility=\"hidden\", timeout=300, min_accuracy=0.5)\n"
-                    "def vanilla_dev(ctx):\n    \"\"\"vanilla pretrained: dev accuracy, this term\"\"\"\n"
-                    "    return score_predictions(ctx, \"vanilla.pretrain.dev.predictions\")\n"),
-    "extra.py": ("from grading import check, graded\n\n\n"
-                 "@graded(\"1h-0-hidden\", points=1, visibility=\"hidden\", timeout=60)\n"
-                 "def extra(ctx):\n    \"\"\"an extra hidden test\"\"\"\n    check(True, \"never\")\n"),
-}
-
-
-def write_hidden_tests(folder, files=HIDDEN_TESTS):
-    folder.mkdir()
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return folder
-
-
-def test_hidden_tests_go_into_the_bundle_and_nowhere_in_the_starter(tmp_path, data_dir):
-    tests = write_hidden_tests(tmp_path / "term_tests")
-    out = tmp_path / "out"
-    done = run_release(out, data_dir, "--tests", str(tests))
-    assert done.returncode == 0, done.stderr
-    hidden = out / "autograder" / "hidden"
-    assert sorted(p.name for p in (hidden / "tests").iterdir()) == ["extra.py", "stricter.py"]
-    assert all((hidden / "tests" / name).read_text(encoding="utf-8") == text for name, text in HIDDEN_TESTS.items())
-    for tree in (out / "student", out / "autograder" / "starter"):
-        texts = [p.read_bytes() for p in tree.rglob("*") if p.is_file()]
-        assert not [t for t in texts if b"1h-0-hidden" in t or b"min_accuracy=0.5" in t]
-    listed = subprocess.run([sys.executable, "grader.py", "--list", "--hidden", str(hidden)], cwd=out / "student",
-                            capture_output=True, text=True)
-    assert listed.returncode == 0, listed.stderr
-    assert "[from stricter.py, in place of grader.py's]" in listed.stdout
-    assert listed.stdout.splitlines()[-1] == "  1h-0-hidden     1 pts  an extra hidden test  [from extra.py]"
-
 
 @pytest.mark.parametrize("damage, message", [
     ("leak", "contains a line of the test labels"),
@@ -507,89 +270,6 @@ def test_setup_sh_makes_a_venv_and_installs_the_starter_requirements(release, tm
     assert calls[0] == f"{bin_dir}/python3 -m venv {tmp_path / 'venv'}"
     assert f"{tmp_path / 'venv'}/bin/python -m pip install --no-cache-dir -r {source}/starter/requirements.txt" \
         in calls
-
-
-# ------------------------------------------------------- collect_submission
-
-def write_params(path, configuration="", perceiver=False):
-    """A tiny model's parameters at `path`, stamped as run.py stamps them with `configuration`
-    ('' for the graded one; None for no stamp)."""
-    torch.manual_seed(len(str(path)))
-    extra = dict(perceiver=True, bottleneck_dim=4) if perceiver else {}
-    model = GPT(GPTConfig(12, 16, n_layer=2, n_head=2, n_embd=8, **extra))
-    if configuration is not None:
-        stamp(model, "".join(chr(97 + i) for i in range(12)), configuration)
-    torch.save(model.state_dict(), path)
-
-
-def fill_submission(folder, configuration=""):
-    """Every deliverable as a small distinct file (params: tiny stamped models); returns {name: bytes}."""
-    folder.mkdir(exist_ok=True)
-    for name in collect_submission.DELIVERABLES:
-        if name.endswith(".params"):
-            write_params(folder / name, configuration, perceiver=name.startswith("perceiver"))
-        else:
-            (folder / name).write_bytes(f"content of {name}\n".encode())
-    return {name: (folder / name).read_bytes() for name in collect_submission.DELIVERABLES}
-
-
-def test_collect_submission_zips_the_18_deliverables_flat(tmp_path):
-    contents = fill_submission(tmp_path / "submission")
-    (tmp_path / "submission" / "notes.txt").write_text("not a deliverable")
-    out = tmp_path / "submission.zip"
-    done = run_python(["-m", "stages.collect_submission", "--submission-dir", str(tmp_path / "submission"),
-                       "--out", str(out)])
-    assert done.returncode == 0, done.stderr
-    with zipfile.ZipFile(out) as archive:
-        assert {name: archive.read(name) for name in archive.namelist()} == contents
-    assert len(contents) == 18
-
-
-def test_collect_submission_names_every_missing_deliverable_and_keeps_the_old_zip(tmp_path):
-    fill_submission(tmp_path / "submission")
-    missing = ["helper.py", "vanilla.pretrain.params", "perceiver.pretrain.test.predictions"]
-    for name in missing:
-        (tmp_path / "submission" / name).unlink()
-    out = tmp_path / "submission.zip"
-    out.write_bytes(b"an earlier zip")
-    done = run_python(["-m", "stages.collect_submission", "--submission-dir", str(tmp_path / "submission"),
-                       "--out", str(out)])
-    assert done.returncode != 0
-    assert done.stderr.strip().count("\n") == 0 and "3 of 18" in done.stderr
-    for name in missing:
-        assert name in done.stderr
-    assert "./run.sh vanilla_pretrain" in done.stderr
-    assert out.read_bytes() == b"an earlier zip"
-
-
-def test_collect_submission_refuses_smoke_params_and_their_predictions(tmp_path):
-    """Params of another configuration (by their stamp, or unstamped and of another size) and the
-    predictions made from them are named with the stage to rerun, on one line; no zip is written."""
-    fill_submission(tmp_path / "submission")
-    write_params(tmp_path / "submission" / "vanilla.finetune.params", "n_layer=2 n_head=2 n_embd=32 max_epochs=1")
-    write_params(tmp_path / "submission" / "perceiver.pretrain.params", None, perceiver=True)
-    out = tmp_path / "submission.zip"
-    done = run_python(["-m", "stages.collect_submission", "--submission-dir", str(tmp_path / "submission"),
-                       "--out", str(out)])
-    assert done.returncode == 1 and done.stderr.strip().count("\n") == 0 and not out.exists()
-    assert "4 files are not for grading" in done.stderr
-    assert ("vanilla.finetune.params is from a run of another configuration (n_layer=2 n_head=2 n_embd=32 "
-            "max_epochs=1): rerun ./run.sh vanilla_finetune_with_pretrain") in done.stderr
-    assert "perceiver.pretrain.params is from a model of another size (n_layer 2, n_embd 8)" in done.stderr
-    for predictions, stage in (("vanilla.pretrain.dev.predictions", "vanilla_eval_dev_with_pretrain"),
-                               ("vanilla.pretrain.test.predictions", "vanilla_eval_test_with_pretrain")):
-        assert f"{predictions} was made from vanilla.finetune.params" in done.stderr
-        assert f"rerun ./run.sh {stage}" in done.stderr
-
-
-def test_the_zip_is_as_readable_as_the_users_files(tmp_path):
-    fill_submission(tmp_path / "submission")
-    out = tmp_path / "submission.zip"
-    done = subprocess.run(["bash", "-c", f"umask 022 && {sys.executable} -m stages.collect_submission --submission-dir "
-                           f"{tmp_path / 'submission'} --out {out}"], cwd=REPO, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
-    assert done.returncode == 0, done.stderr
-    assert stat.S_IMODE(out.stat().st_mode) == 0o644
 
 
 # ------------------------------------------------- grading the starter and the solution

@@ -1,0 +1,80 @@
+"""
+Helpers of the release's tests: the reference solution's sources, python
+and the release command run with src/ on the path, a small generated
+course's data folder (the `data_dir` fixture), hidden tests to hand the
+release, and a tiny model's parameters stamped as run.py stamps them.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from runtime.params import stamp
+from submission import GPT, GPTConfig
+
+from runtime_helpers import write_data
+
+
+REPO = Path(__file__).resolve().parents[1]
+SOLUTION = REPO / "src" / "submission"
+
+
+def solution_sources():
+    """{file name: text} of the reference solution's .py files, read byte for byte."""
+    return {path.name: path.read_bytes().decode("utf-8") for path in sorted(SOLUTION.glob("*.py"))}
+
+
+def run_python(args, cwd=REPO, env=None, timeout=300):
+    """Run `python3 args` with src/ on the path; returns the CompletedProcess."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def run_release(out, data, *extra):
+    """`python3 -m instructors.release --out OUT [--data DATA] extra...`; data None means the default, the repository's data/."""
+    return run_python(["-m", "instructors.release", "--out", str(out), *(["--data", str(data)] if data else []), *extra])
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory, make_corpus):
+    folder = tmp_path_factory.mktemp("course") / "data"
+    write_data(folder, make_corpus(seed=7, count=90), train=40, dev=25)
+    return folder
+
+
+def files_under(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+HIDDEN_TESTS = {
+    "stricter.py": ("from grading import graded\nfrom grading.handout.predictions import score_predictions\n\n\n"
+                    "@graded(\"1f-1-hidden\", points=5, visibility=\"hidden\", timeout=300, min_accuracy=0.5)\n"
+                    "def vanilla_dev(ctx):\n    \"\"\"vanilla pretrained: dev accuracy, this term\"\"\"\n"
+                    "    return score_predictions(ctx, \"vanilla.pretrain.dev.predictions\")\n"),
+    "extra.py": ("from grading import check, graded\n\n\n"
+                 "@graded(\"1h-0-hidden\", points=1, visibility=\"hidden\", timeout=60)\n"
+                 "def extra(ctx):\n    \"\"\"an extra hidden test\"\"\"\n    check(True, \"never\")\n"),
+}
+
+
+def write_hidden_tests(folder, files=HIDDEN_TESTS):
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def write_params(path, configuration="", perceiver=False):
+    """A tiny model's parameters at `path`, stamped as run.py stamps them with `configuration`
+    ('' for the graded one; None for no stamp)."""
+    torch.manual_seed(len(str(path)))
+    extra = dict(perceiver=True, bottleneck_dim=4) if perceiver else {}
+    model = GPT(GPTConfig(12, 16, n_layer=2, n_head=2, n_embd=8, **extra))
+    if configuration is not None:
+        stamp(model, "".join(chr(97 + i) for i in range(12)), configuration)
+    torch.save(model.state_dict(), path)

@@ -1,0 +1,73 @@
+"""
+What the release command (python3 -m instructors.release) is given, each
+case a real release of its own: an OUT that is not empty, refused in one
+line unless --force; hidden tests from --tests, which go into the bundle and
+nowhere in the starter; and a copy of this repository whose student files
+lost a part's label, refused naming each flaw, with nothing written.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+from release_helpers import HIDDEN_TESTS, REPO, data_dir, files_under, run_release, write_hidden_tests
+
+
+def test_release_refuses_a_non_empty_out_unless_forced(tmp_path, data_dir):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    refused = run_release(out, data_dir)
+    assert refused.returncode != 0
+    assert refused.stderr.strip().count("\n") == 0 and "--force" in refused.stderr
+    assert files_under(out) == ["notes.txt"]
+
+    forced = run_release(out, None, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert (out / "notes.txt").read_text() == "keep me"
+    assert (out / "student" / "grader.py").is_file() and (out / "autograder.zip").is_file()
+    assert (out / "student" / "data" / "wiki.txt").read_bytes() == (REPO / "data" / "wiki.txt").read_bytes()
+    assert not (out / "student" / "data" / "birth_test.tsv").exists()
+
+
+def test_hidden_tests_go_into_the_bundle_and_nowhere_in_the_starter(tmp_path, data_dir):
+    tests = write_hidden_tests(tmp_path / "term_tests")
+    out = tmp_path / "out"
+    done = run_release(out, data_dir, "--tests", str(tests))
+    assert done.returncode == 0, done.stderr
+    hidden = out / "autograder" / "hidden"
+    assert sorted(p.name for p in (hidden / "tests").iterdir()) == ["extra.py", "stricter.py"]
+    assert all((hidden / "tests" / name).read_text(encoding="utf-8") == text for name, text in HIDDEN_TESTS.items())
+    for tree in (out / "student", out / "autograder" / "starter"):
+        texts = [p.read_bytes() for p in tree.rglob("*") if p.is_file()]
+        assert not [t for t in texts if b"1h-0-hidden" in t or b"min_accuracy=0.5" in t]
+    listed = subprocess.run([sys.executable, "grader.py", "--list", "--hidden", str(hidden)], cwd=out / "student",
+                            capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert "[from stricter.py, in place of grader.py's]" in listed.stdout
+    assert listed.stdout.splitlines()[-1] == "  1h-0-hidden     1 pts  an extra hidden test  [from extra.py]"
+
+
+def test_a_release_whose_student_files_lose_a_label_is_refused(tmp_path, data_dir):
+    """The release of a copy of this repository whose dataset.py lost its part's label and whose
+    model.py speaks of the grader: refused in one line naming both, nothing written."""
+    copy = tmp_path / "repository"
+    copy.mkdir()
+    for name in ("run.sh", "grader.py", "environment.yml", "requirements.txt", "LICENSE", "notebooks"):
+        (shutil.copytree if (REPO / name).is_dir() else shutil.copy2)(REPO / name, copy / name)
+    shutil.copytree(REPO / "src", copy / "src", ignore=shutil.ignore_patterns("__pycache__", "*.params",
+                                                                             "*.predictions"))
+    dataset = copy / "src" / "submission" / "dataset.py"
+    dataset.write_text(dataset.read_text(encoding="utf-8").replace("[part e]", "[part ?]"), encoding="utf-8")
+    model = copy / "src" / "submission" / "model.py"
+    model.write_text("# checked by the grader\n" + model.read_text(encoding="utf-8"), encoding="utf-8")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "instructors.release", "--out", str(out), "--data", str(data_dir)],
+                          cwd=copy, env={**os.environ, "PYTHONPATH": str(copy / "src"), "PYTHONDONTWRITEBYTECODE": "1"},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr == ("release: the starter is not fit to hand out: src/submission/model.py:1 speaks of the "
+                           "grader; src/submission/dataset.py: CharCorruptionDataset.__getitem__ lacks its label "
+                           "[part e]\n")
+    assert not out.exists()
