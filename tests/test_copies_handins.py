@@ -7,7 +7,7 @@ it leads to is never read. A file is read up to the grader's size limit and
 refused one byte past it; a hand-in's deliverable is taken flat before
 src/submission/; hidden entries are no hand-ins, known ones are named with
 their folder, and two hand-ins of one name are told apart. (run_autograder's own filter is
-tests/test_adversarial.py's "links" attack; the grader's snapshot of a
+tests/test_release_autograder_attacks.py's "links" attack; the grader's snapshot of a
 hand-in, tests/test_grading_context.py; the limits on submitted code,
 tests/test_sandbox_limits.py.)
 """
