@@ -3,7 +3,7 @@ Which tests guard which module: for every module of the tree, the test
 files that a change to it must pass, each selection running in a minute or
 two on one core. A reader who writes bugs for a module (a plausible-bug
 catalogue, `./run.sh mutate --plausible --catalogue FILE`) runs these;
-tests/test_mutation_tables.py keeps the table whole: every module of src/
+`./run.sh mutate --check` keeps the table whole: every module of src/
 that holds code, grader.py and run.sh has a row, and every test a row
 names exists.
 """
@@ -67,7 +67,7 @@ MODULE_TESTS = {
     # the stages
     'src/run.py': ('tests/test_atomic_files.py', 'tests/test_seeds.py', 'tests/test_run_main.py',
                    'tests/test_run_bad_inputs.py', 'tests/test_run_student_code.py', 'tests/test_run_stages.py'),
-    'src/stages/collect_submission.py': ('tests/test_stages.py',),
+    'src/stages/collect_submission.py': ('tests/test_stages.py', 'tests/test_stages_collect_submission.py'),
     'src/stages/help.py': ('tests/test_help.py', 'tests/test_run_sh.py'),
     'src/stages/london_baseline.py': ('tests/test_london_baseline.py',),
     'src/stages/plot.py': ('tests/test_plot.py',),
@@ -92,15 +92,16 @@ MODULE_TESTS = {
     'src/instructors/bench.py': ('tests/test_bench.py',),
     'src/instructors/demo.py': ('tests/test_demo.py',),
     'src/instructors/full_run.py': FULL_RUN_TESTS,
-    'src/instructors/mutate.py': ('tests/test_mutation_tables.py',),
-    'src/instructors/module_tests.py': ('tests/test_mutation_tables.py',),
+    'src/instructors/mutate.py': ('tests/test_mutation_check.py', 'tests/test_plausible.py'),
+    'src/instructors/mutation_check.py': ('tests/test_mutation_check.py',),
+    'src/instructors/module_tests.py': ('tests/test_mutation_check.py',),
     'src/instructors/plausible.py': ('tests/test_plausible.py',),
     'src/instructors/tree_copy.py': ('tests/test_plausible.py',),
     'src/instructors/staging.py': ('tests/test_staging.py',),
     'src/instructors/release/__main__.py': ('tests/test_release_main.py', 'tests/test_staging.py'),
     'src/instructors/release/autograder.py': ('tests/test_release_autograder.py', 'tests/test_release_labels.py'),
     'src/instructors/release/checks.py': ('tests/test_release_checks.py',),
-    'src/instructors/release/regions.py': ('tests/test_release_checks.py',),
+    'src/instructors/release/regions.py': ('tests/test_release_checks.py', 'tests/test_release_regions.py'),
     'src/instructors/release/student.py': ('tests/test_release_student.py', 'tests/test_release_checks.py'),
     'src/instructors/copies/__main__.py': ('tests/test_copies_main.py', 'tests/test_staging.py'),
     'src/instructors/copies/answers.py': ('tests/test_copies_answers.py', 'tests/test_copies_main.py'),
