@@ -9,9 +9,12 @@ can already read it and its torch, or a virtual environment made from the
 system's python3 in a world-readable folder of its own, with the project's
 pinned torch, numpy and tqdm installed into it. The environment is built once
 a machine, under CACHE (root's, not writable by others), in a folder named
-after the system python's version and the pins, and reused afterwards.
+after the system python's version and the pins, and reused afterwards; a
+lock file in CACHE makes test processes running side by side wait for the
+one that builds it.
 """
 
+import fcntl
 import hashlib
 import os
 import pwd
@@ -51,8 +54,10 @@ def missing_privilege(name):
 def ensure_user(name):
     """Make the unprivileged user `name` (as setup.sh does) when it is absent; needs root."""
     if user(name) is None and os.geteuid() == 0:
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-                       check=True, capture_output=True)
+        done = subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                              capture_output=True, text=True)
+        if done.returncode != 0 and user(name) is None:  # not made by a test process running beside this one
+            raise RuntimeError(f"useradd {name} failed: {done.stderr.strip()}")
     return user(name)
 
 
@@ -116,8 +121,11 @@ def readable_python(name):
         raise RuntimeError(f"no system python3 at {' or '.join(SYSTEM_PYTHONS)}")
     folder = venv_folder(system)
     python = os.path.join(folder, "bin", "python")
-    if not os.path.isdir(folder):
-        build_venv(folder, system)
+    os.makedirs(CACHE, mode=0o755, exist_ok=True)
+    with open(os.path.join(CACHE, ".lock"), "w") as lock:  # parallel test workers build it once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.isdir(folder):
+            build_venv(folder, system)
     if not usable_by(name, python):
         raise RuntimeError(f"user {name} cannot run the virtual environment at {folder}")
     return python
