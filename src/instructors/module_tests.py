@@ -9,8 +9,8 @@ names exists.
 """
 
 SUBMISSION_MODEL_TESTS = ('tests/test_model.py', 'tests/test_dropout.py')
-DECODING_TESTS = ('tests/test_kv_cache.py', 'tests/test_decoding_check.py', 'tests/test_greedy_ties.py',
-                  'tests/test_runtime_decoding.py')
+DECODING_TESTS = ('tests/test_kv_cache.py', 'tests/test_decoding_batched.py', 'tests/test_decoding_check.py',
+                  'tests/test_greedy_ties.py', 'tests/test_runtime_decoding.py')
 HANDOUT_TESTS = ('tests/test_grading_handout_answers.py', 'tests/test_grading_handout_configs.py',
                  'tests/test_grading_handout_corpora.py', 'tests/test_grading_handout_models.py',
                  'tests/test_grading_handout_predictions.py', 'tests/test_grading_handout_spans.py',

@@ -38,9 +38,9 @@ REGION_TESTS = tuple(f'tests/test_release_regions.py::test_{name}' for name in (
     'restore_rejects_a_different_number_of_regions', 'unpaired_markers_name_the_file_and_line',
     'the_solution_has_the_regions_the_handout_names'))  # test_release_regions.py's tests of the regions themselves
 
-DECODER_TESTS = tuple(f'tests/test_fast.py::test_{name}' for name in (
+DECODER_TESTS = tuple(f'tests/test_decoding_batched.py::test_{name}' for name in (
     'shared_prefix_stops_at_the_first_difference_and_before_the_shortest_prompts_last_token',
-    'argmax_ties_break_as_topk_does'))  # the decoder tests of test_fast.py that train no model
+    'argmax_ties_break_as_topk_does'))  # the decoder tests of test_decoding_batched.py that train no model
 
 HANDOUT_TESTS = ('tests/test_grading_handout_answers.py', 'tests/test_grading_handout_configs.py',
                  'tests/test_grading_handout_corpora.py', 'tests/test_grading_handout_models.py',
