@@ -131,17 +131,8 @@ def test_test_evaluation_writes_one_unlabelled_prediction_a_question(pipeline, s
     assert "Correct:" not in result.stdout and "no labels" in result.stdout
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models decode fastest on one thread, above all on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.parametrize("stage", DEV_STAGES)
-def test_predictions_equal_the_one_question_at_a_time_loop(pipeline, stage, one_thread):
+def test_predictions_equal_the_one_question_at_a_time_loop(pipeline, stage, single_thread):
     """run.py decodes many questions per forward pass; the plain loop answers one at a time."""
     written, params, _ = STAGES[stage]
     with open(pipeline.data / "wiki.txt", encoding="utf-8") as f:
