@@ -202,10 +202,10 @@ def test_hostile_submission_earns_nothing_it_did_not_do(name, hostile_runs):
 def test_infinite_loop_times_out_and_the_run_goes_on(tmp_path):
     package = copy_reference(tmp_path / "submission")
     apply(HANG_IN_GETITEM, package)
-    found, stdout = grade(package, HANG_IN_GETITEM.run, "--timeout", 5)
+    found, stdout = grade(package, HANG_IN_GETITEM.run, "--timeout", 15)  # room for 1c on a loaded machine
     assert found == {"1e-0-basic": "timeout", "1c-1-basic": "pass"}
     stopped = re.search(r"did not finish within the time limit \(stopped after (\d+) s\)", stdout)
-    assert stopped and 5 <= int(stopped.group(1)) < 30  # --timeout 5, not the test's own 60 s
+    assert stopped and 15 <= int(stopped.group(1)) < 60  # --timeout 15, not the test's own 60 s
 
 
 def test_system_exit_inside_the_helpers_is_an_error_not_a_pass(tmp_path):

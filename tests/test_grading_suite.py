@@ -82,9 +82,9 @@ def test_a_suite_run_scores_each_test_in_order(tmp_path, monkeypatch):
                       preload=("torch",), fork=False)
     found, seconds = run.run(tests)
     assert [(r.status, r.score, r.message) for r in found] == [("pass", 5.0, "ok"), ("fail", 0.0, "no")]
-    assert all(r.test is t for r, t in zip(found, tests)) and 0 <= found[0].seconds < 5 and seconds < 5
+    assert all(r.test is t for r, t in zip(found, tests)) and 0 <= found[0].seconds <= seconds < 60
     scratch, left, files, given, mode, work_mode = seen[0]
-    assert 8 < left <= 9 and files == {"a.predictions": "x\n"} and given == "bundle"
+    assert 5 < left <= 9 and files == {"a.predictions": "x\n"} and given == "bundle"  # the test's own 9 s
     assert os.path.basename(scratch).startswith("1e-0-basic-") and mode == work_mode == 0o755
     assert os.path.dirname(scratch) == runner_root(RecordingRunner.made[0])
     probes, = RecordingRunner.made
