@@ -13,6 +13,7 @@
 #   NPROC=N          run the stage in N processes (torchrun, DistributedDataParallel; one per GPU)
 #   RESUME=1         continue a training stage from its last checkpoint (as the option --resume)
 #   PYTHON           the Python to use (default: python3)
+#   TEST_WORKERS=N   test processes side by side for ./run.sh test (default: the cores plus one)
 # Relative paths are taken from the folder you run this from.
 set -eo pipefail
 
@@ -106,11 +107,19 @@ case "$STAGE" in
         instructors_stage
         ensure_packages torch numpy tqdm
         "$PYTHON" -m instructors.demo "$@" ;;
-    test)
+    test)  # --quick: the edit loop's tier, without the tests marked slow
         instructors_stage
-        ensure_packages torch numpy tqdm pytest hypothesis nbclient nbformat ipykernel matplotlib yaml:pyyaml
-        status=0
-        "$PYTHON" -m pytest -q "$@" || status=$?
+        ensure_packages torch numpy tqdm pytest xdist:pytest-xdist hypothesis nbclient nbformat ipykernel \
+            matplotlib yaml:pyyaml
+        options=() status=0
+        for option in "$@"; do
+            [ "$option" = --quick ] && options+=(-m "not slow") || options+=("$option")
+        done
+        workers=${TEST_WORKERS:-$("$PYTHON" -c 'import os  # one more than the cores: many tests wait on processes
+print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else os.cpu_count() + 1)')}
+        # a thread that waits for another sleeps rather than spins: the workers share the cores
+        OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE} "$PYTHON" -m pytest -q -n "$workers" --dist loadgroup \
+            ${options[@]+"${options[@]}"} || status=$?
         [ "$status" -eq 5 ] && echo "run.sh: pytest collected no tests: that is a failure" >&2
         exit "$status" ;;
     bench)

@@ -6,6 +6,7 @@ global `random` for the datasets that draw from it, and small model configs.
 
 import contextlib
 import locale
+import os
 import random
 import sys
 from dataclasses import dataclass
@@ -85,6 +86,38 @@ def global_random_seeded(seed):
         yield
     finally:
         random.setstate(state)
+
+
+# The files whose tests train models, build releases or start grading processes, heaviest first (their
+# total time in one run of the whole suite, docs/setup.md): marked slow, and started before the others.
+SLOW_FILES = (
+    "test_demo.py", "test_run_stages.py", "test_bench.py", "test_resume.py", "test_release_autograder_attacks.py",
+    "test_grader.py", "test_grade_fairness.py", "test_release_main_end_to_end.py", "test_copies.py",
+    "test_grade_regenerate.py", "test_full_run.py", "test_decoding_batched.py", "test_recipe.py",
+    "test_runtime_decoding.py", "test_fast.py", "test_release_main_inputs.py", "test_run_bad_inputs.py",
+    "test_notebooks.py", "test_plausible.py", "test_stages_collect_submission.py", "test_run_student_code.py",
+    "test_dataset.py", "test_staging.py", "test_agreement.py", "test_run_sh.py")
+
+
+def pytest_configure(config):
+    """In a parallel worker (./run.sh test) torch and the processes it starts compute on one thread:
+    the workers already fill the cores, and threads waiting on each other there only burn them."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ["OMP_NUM_THREADS"] = "1"
+        torch.set_num_threads(1)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items):
+    """The slow files' tests marked slow and run first, heaviest first; and one xdist group a file:
+    with `--dist loadgroup` (./run.sh test) a file's tests run in one worker, so that its module
+    fixtures (trained models, built releases) are made once."""
+    rank = {name: number for number, name in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its order
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(item.path.name))
+        if item.path.name in rank:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

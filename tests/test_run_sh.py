@@ -28,7 +28,8 @@ fi
 printf '%s\\n' "$@" > "$CALLED"
 exit "${STATUS:-0}"
 """
-SETTINGS = ("DATA_DIR", "OUT_DIR", "EXPERIMENTS_DIR", "TEST_FILE", "DEVICE", "SMALL", "NPROC", "RESUME", "STATUS")
+SETTINGS = ("DATA_DIR", "OUT_DIR", "EXPERIMENTS_DIR", "TEST_FILE", "DEVICE", "SMALL", "NPROC", "RESUME", "STATUS",
+            "TEST_WORKERS")
 
 
 @pytest.fixture
@@ -153,8 +154,21 @@ def test_score_dev_reads_the_submissions_files_without_out_dir(run_sh):
 @pytest.mark.parametrize("status, said", [(0, ""), (1, ""), (5, "run.sh: pytest collected no tests: that is a failure\n")])
 def test_the_tests_stage_fails_when_pytest_finds_no_tests(run_sh, status, said):
     """Kills pytest's exit status lost, or a run that collected nothing (a wrong path) told as a pass."""
-    assert run_sh("test", "tests/none.py", STATUS=str(status)) == (status, "", said,
-                                                                   ["-m", "pytest", "-q", "tests/none.py"])
+    assert run_sh("test", "tests/none.py", STATUS=str(status), TEST_WORKERS="3") == (
+        status, "", said, ["-m", "pytest", "-q", "-n", "3", "--dist", "loadgroup", "tests/none.py"])
+
+
+def test_the_tests_stage_runs_one_worker_more_than_the_cores_and_quick_leaves_out_the_slow(run_sh):
+    """Kills workers that leave a core idle while the others wait on subprocesses, TEST_WORKERS
+    ignored, and --quick passed to pytest (which refuses it) instead of the marker that selects the
+    fast tier, wherever it stands among the options."""
+    given = run_sh("test")[3]
+    assert option(given, "-n") == str(len(os.sched_getaffinity(0)) + 1) and option(given, "--dist") == "loadgroup"
+    assert option(run_sh("test", TEST_WORKERS="5")[3], "-n") == "5"
+    for args in (("--quick",), ("-x", "--quick", "tests/test_layout.py")):
+        given = run_sh("test", *args)[3]
+        assert option(given, "-m") == "not slow" and "--quick" not in given
+        assert [arg for arg in given if arg in args] == [arg for arg in args if arg != "--quick"]
 
 
 def test_a_checkout_without_the_instructors_tools_refuses_their_stages(run_sh, tmp_path):

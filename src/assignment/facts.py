@@ -93,10 +93,10 @@ OTHER_STAGES = {
     'collect_submission': ('all', 'zip the deliverables of src/submission/ for upload'),
     'help': ('all', 'this list'),
     'demo': ('instructors', 'the whole experiment on a small generated world, minutes on a CPU'),
-    'test': ('instructors', "the project's tests (python3 -m pytest -q; installs what is missing)"),
+    'test': ('instructors', "the project's tests, in parallel (--quick: the fast tier; installs what is missing)"),
     'bench': ('instructors', 'plain vs fast paths, side by side on this machine'),
     'release': ('instructors', 'cut the student starter and the autograder bundle'),
-    'mutate': ('instructors', "mutation testing (mutmut) of the infrastructure's modules, one or all"),
+    'mutate': ('instructors', "mutation tests of the infrastructure (mutmut), one module or all; --check: the tables"),
     'copies': ('instructors', "the class copy report: hand-ins compared by parameters and answers -> OUT/report.md"),
 }
 
