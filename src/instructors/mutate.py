@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from . import mutation_check, plausible
-from .module_tests import MODULE_TESTS
+from .module_tests import HANDOUT_TESTS, MODULE_TESTS
 from .plausible_mutants import CATALOGUE
 from .tree_copy import ROOT, copy_environment, tree_copy
 
@@ -41,11 +41,6 @@ REGION_TESTS = tuple(f'tests/test_release_regions.py::test_{name}' for name in (
 DECODER_TESTS = tuple(f'tests/test_decoding_batched.py::test_{name}' for name in (
     'shared_prefix_stops_at_the_first_difference_and_before_the_shortest_prompts_last_token',
     'argmax_ties_break_as_topk_does'))  # the decoder tests of test_decoding_batched.py that train no model
-
-HANDOUT_TESTS = ('tests/test_grading_handout_answers.py', 'tests/test_grading_handout_configs.py',
-                 'tests/test_grading_handout_corpora.py', 'tests/test_grading_handout_models.py',
-                 'tests/test_grading_handout_predictions.py', 'tests/test_grading_handout_spans.py',
-                 'tests/test_assignment_not_written_yet.py')
 
 # module -> the pytest arguments that select its tests (files or test ids)
 MODULES = {
