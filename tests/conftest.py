@@ -89,7 +89,7 @@ def global_random_seeded(seed):
 
 
 # The files whose tests train models, build releases or start grading processes, heaviest first (their
-# total time in one run of the whole suite, docs/setup.md): marked slow, and started before the others.
+# total time in one run of the whole suite, ./run.sh test --junitxml=FILE): marked slow, started first.
 SLOW_FILES = (
     "test_demo.py", "test_run_stages.py", "test_bench.py", "test_resume.py", "test_release_autograder_attacks.py",
     "test_grader.py", "test_grade_fairness.py", "test_release_main_end_to_end.py", "test_copies.py",
