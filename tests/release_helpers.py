@@ -1,10 +1,14 @@
 """
 Helpers of the release's tests: the reference solution's sources, python
-and the release command run with src/ on the path, a small generated
-course's data folder (the `data_dir` fixture), hidden tests to hand the
-release, and a tiny model's parameters stamped as run.py stamps them.
+and the release command run with src/ on the path (the release also in
+this process, where a test reads only its exit status and message), a
+small generated course's data folder (the `data_dir` fixture), hidden tests
+to hand the release, and a tiny model's parameters stamped as run.py
+stamps them.
 """
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -13,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from instructors.release.__main__ import main as release_main
 from runtime.params import stamp
 from submission import GPT, GPTConfig
 
@@ -38,6 +43,14 @@ def run_python(args, cwd=REPO, env=None, timeout=300):
 def run_release(out, data, *extra):
     """`python3 -m instructors.release --out OUT [--data DATA] extra...`; data None means the default, the repository's data/."""
     return run_python(["-m", "instructors.release", "--out", str(out), *(["--data", str(data)] if data else []), *extra])
+
+
+def release_here(out, data, *extra):
+    """run_release's arguments, the release run in this process; returns (exit status, its stderr)."""
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        status = release_main(["--out", str(out), *(["--data", str(data)] if data else []), *extra])
+    return status, stderr.getvalue()
 
 
 @pytest.fixture(scope="module")

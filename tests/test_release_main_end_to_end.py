@@ -5,7 +5,8 @@ per module run (the `release` fixture) and inspected: the starter tree (its
 regions cut, its signatures and docstrings kept, what students need and
 nothing they must not see), the autograder bundle and its setup, the grader
 and run_autograder on the starter and on the solution, and failed releases
-(on copies of it), which say why in one line and leave OUT as it was.
+(on copies of it, run in this process), which say why in one line and leave
+OUT as it was.
 """
 
 import ast
@@ -23,8 +24,8 @@ import pytest
 from instructors.release import checks, regions
 from stages import collect_submission
 
-from release_helpers import (HIDDEN_TESTS, REPO, SOLUTION, data_dir, files_under, run_python, run_release,
-                             solution_sources, write_hidden_tests, write_params)
+from release_helpers import (HIDDEN_TESTS, REPO, SOLUTION, data_dir, files_under, release_here, run_python,
+                             run_release, solution_sources, write_hidden_tests, write_params)
 
 
 DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
@@ -180,50 +181,62 @@ def test_starter_imports_and_its_cut_functions_are_placeholders(release):
 
 # ------------------------------------------------------- bad release inputs
 
-@pytest.mark.parametrize("damage, message", [
-    ("leak", "contains a line of the test labels"),
-    ("mismatch", "does not ask the questions"),
-    ("no labels", "do not exist"),
-    ("thresholds", "the grader does not accept the hidden bundle"),
-    ("solution", "contains a line of the solution's regions"),
-    ("broken test", "the grader does not accept the hidden bundle: grader: "),
-    ("no tests", "holds no .py files of hidden tests"),
-    ("test in the starter", "names a hidden test"),
+def damage(kind, data, tmp_path):
+    """Damage the copy of the data at `data` as `kind` says; returns the release's extra arguments."""
+    labels = data / "birth_test.tsv"
+    if kind == "leak":
+        with open(data / "birth_dev.tsv", "a", encoding="utf-8") as f:
+            f.write(labels.read_text(encoding="utf-8").splitlines()[0] + "\n")
+    elif kind == "mismatch":
+        labels.write_text("".join(labels.read_text(encoding="utf-8").splitlines(keepends=True)[1:]),
+                          encoding="utf-8")
+    elif kind == "no labels":
+        labels.unlink()
+    elif kind == "solution":
+        longest = max(regions.regions(solution_sources()["helper.py"])[2].splitlines(), key=len)
+        with open(data / "birth_places_train.tsv", "a", encoding="utf-8") as f:
+            f.write(longest.strip() + "\n")
+    elif kind == "broken test":
+        return ["--tests", str(write_hidden_tests(tmp_path / "tests", {"broken.py": "import no_such_module_here\n"}))]
+    elif kind == "no tests":
+        return ["--tests", str(write_hidden_tests(tmp_path / "tests", {"notes.txt": "no tests"}))]
+    elif kind == "test in the starter":
+        with open(data / "birth_places_train.tsv", "a", encoding="utf-8") as f:
+            f.write(HIDDEN_TESTS["extra.py"].splitlines()[3] + "\n")
+        return ["--tests", str(write_hidden_tests(tmp_path / "tests"))]
+    else:
+        (tmp_path / "thresholds.json").write_text(json.dumps({"vanilla.pretrain.devv": {"min_accuracy": 0.5}}))
+        return ["--thresholds", str(tmp_path / "thresholds.json")]
+    return []
+
+
+def flaws(*damages_and_messages):
+    """A parametrize case: (damages, messages), named by its damages."""
+    damages, messages = damages_and_messages[0::2], damages_and_messages[1::2]
+    return pytest.param(damages, messages, id="+".join(damages))
+
+
+# One release of three flaws of the starter: the starter's checks each name their own in the one line.
+@pytest.mark.parametrize("damages, messages", [
+    flaws("leak", "contains a line of the test labels", "solution", "contains a line of the solution's regions",
+          "test in the starter", "names a hidden test"),
+    flaws("mismatch", "does not ask the questions"),
+    flaws("no labels", "do not exist"),
+    flaws("thresholds", "the grader does not accept the hidden bundle"),
+    flaws("broken test", "the grader does not accept the hidden bundle: grader: "),
+    flaws("no tests", "holds no .py files of hidden tests"),
 ])
-def test_a_failed_release_says_why_in_one_line_and_leaves_out_as_it_was(tmp_path, release, data_dir, damage, message):
+def test_a_failed_release_says_why_in_one_line_and_leaves_out_as_it_was(tmp_path, release, data_dir, damages,
+                                                                        messages):
     data = tmp_path / "data"
     shutil.copytree(data_dir, data)
     out = tmp_path / "out"
     shutil.copytree(release, out)
     before = {name: (out / name).read_bytes() for name in files_under(out)}
-    labels = data / "birth_test.tsv"
-    extra = []
-    if damage == "leak":
-        with open(data / "birth_dev.tsv", "a", encoding="utf-8") as f:
-            f.write(labels.read_text(encoding="utf-8").splitlines()[0] + "\n")
-    elif damage == "mismatch":
-        labels.write_text("".join(labels.read_text(encoding="utf-8").splitlines(keepends=True)[1:]),
-                          encoding="utf-8")
-    elif damage == "no labels":
-        labels.unlink()
-    elif damage == "solution":
-        longest = max(regions.regions(solution_sources()["helper.py"])[2].splitlines(), key=len)
-        with open(data / "birth_places_train.tsv", "a", encoding="utf-8") as f:
-            f.write(longest.strip() + "\n")
-    elif damage == "broken test":
-        extra = ["--tests", str(write_hidden_tests(tmp_path / "tests", {"broken.py": "import no_such_module_here\n"}))]
-    elif damage == "no tests":
-        extra = ["--tests", str(write_hidden_tests(tmp_path / "tests", {"notes.txt": "no tests"}))]
-    elif damage == "test in the starter":
-        extra = ["--tests", str(write_hidden_tests(tmp_path / "tests"))]
-        with open(data / "birth_places_train.tsv", "a", encoding="utf-8") as f:
-            f.write(HIDDEN_TESTS["extra.py"].splitlines()[3] + "\n")
-    else:
-        (tmp_path / "thresholds.json").write_text(json.dumps({"vanilla.pretrain.devv": {"min_accuracy": 0.5}}))
-        extra = ["--thresholds", str(tmp_path / "thresholds.json")]
-    done = run_release(out, data, "--force", *extra)
-    assert done.returncode != 0
-    assert message in done.stderr and done.stderr.strip().count("\n") == 0, done.stderr
+    extra = [argument for kind in damages for argument in damage(kind, data, tmp_path)]
+    status, stderr = release_here(out, data, "--force", *extra)
+    assert status != 0
+    assert all(message in stderr for message in messages) and stderr.strip().count("\n") == 0, stderr
     assert {name: (out / name).read_bytes() for name in files_under(out)} == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".release-")]
 
@@ -322,9 +335,7 @@ def run_autograder(release, submission, tmp_path, **env):
 def test_run_autograder_gives_a_zip_of_the_solution_full_marks(release, data_dir, tmp_path):
     write_solution_submission(tmp_path / "solution", data_dir)
     archive = tmp_path / "submission.zip"
-    done = run_python(["-m", "stages.collect_submission", "--submission-dir", str(tmp_path / "solution"),
-                       "--out", str(archive)])
-    assert done.returncode == 0, done.stderr
+    assert collect_submission.main(["--submission-dir", str(tmp_path / "solution"), "--out", str(archive)]) == 0
     uploaded = tmp_path / "uploaded"
     with zipfile.ZipFile(archive) as zipped:
         zipped.extractall(uploaded)

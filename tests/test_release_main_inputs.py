@@ -1,7 +1,8 @@
 """
 What the release command (python3 -m instructors.release) is given, each
-case a real release of its own: an OUT that is not empty, refused in one
-line unless --force; hidden tests from --tests, which go into the bundle and
+case a real release of its own (its main() run in this process, but for
+the copy of the repository): an OUT that is not empty, refused in one line
+unless --force; hidden tests from --tests, which go into the bundle and
 nowhere in the starter; and a copy of this repository whose student files
 lost a part's label, refused naming each flaw, with nothing written.
 """
@@ -11,20 +12,20 @@ import shutil
 import subprocess
 import sys
 
-from release_helpers import HIDDEN_TESTS, REPO, data_dir, files_under, run_release, write_hidden_tests
+from release_helpers import HIDDEN_TESTS, REPO, data_dir, files_under, release_here, write_hidden_tests
 
 
 def test_release_refuses_a_non_empty_out_unless_forced(tmp_path, data_dir):
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
-    refused = run_release(out, data_dir)
-    assert refused.returncode != 0
-    assert refused.stderr.strip().count("\n") == 0 and "--force" in refused.stderr
+    status, stderr = release_here(out, data_dir)
+    assert status != 0
+    assert stderr.strip().count("\n") == 0 and "--force" in stderr
     assert files_under(out) == ["notes.txt"]
 
-    forced = run_release(out, None, "--force")
-    assert forced.returncode == 0, forced.stderr
+    status, stderr = release_here(out, None, "--force")
+    assert status == 0, stderr
     assert (out / "notes.txt").read_text() == "keep me"
     assert (out / "student" / "grader.py").is_file() and (out / "autograder.zip").is_file()
     assert (out / "student" / "data" / "wiki.txt").read_bytes() == (REPO / "data" / "wiki.txt").read_bytes()
@@ -34,8 +35,8 @@ def test_release_refuses_a_non_empty_out_unless_forced(tmp_path, data_dir):
 def test_hidden_tests_go_into_the_bundle_and_nowhere_in_the_starter(tmp_path, data_dir):
     tests = write_hidden_tests(tmp_path / "term_tests")
     out = tmp_path / "out"
-    done = run_release(out, data_dir, "--tests", str(tests))
-    assert done.returncode == 0, done.stderr
+    status, stderr = release_here(out, data_dir, "--tests", str(tests))
+    assert status == 0, stderr
     hidden = out / "autograder" / "hidden"
     assert sorted(p.name for p in (hidden / "tests").iterdir()) == ["extra.py", "stricter.py"]
     assert all((hidden / "tests" / name).read_text(encoding="utf-8") == text for name, text in HIDDEN_TESTS.items())
