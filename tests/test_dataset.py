@@ -1,6 +1,8 @@
-"""CharCorruptionDataset (span corruption) and NameDataset, and the dataset.py debugging entry."""
+"""CharCorruptionDataset (span corruption) and NameDataset, and the dataset.py debugging entry (run as a
+script once, and once in this process)."""
 
 import random
+import runpy
 import statistics
 import subprocess
 import sys
@@ -303,14 +305,28 @@ def data_dir(tmp_path_factory, corpus):
     return directory
 
 
-def run_entry(kind, data_dir):
-    result = subprocess.run([sys.executable, str(REPO / "src" / "submission" / "dataset.py"), kind,
-                             "--data_dir", str(data_dir)], cwd=REPO, capture_output=True, timeout=120)
-    assert result.returncode == 0, result.stderr.decode("utf-8", "replace")
-    lines = result.stdout.decode("utf-8").splitlines()
+def examples(printed):
+    """The x and y strings that the entry printed."""
+    lines = printed.splitlines()
     xs = [line[len("x: "):] for line in lines if line.startswith("x: ")]
     ys = [line[len("y: "):] for line in lines if line.startswith("y: ")]
     return xs, ys
+
+
+def run_entry(kind, data_dir):
+    """`python src/submission/dataset.py kind --data_dir data_dir`, as a student runs it."""
+    result = subprocess.run([sys.executable, str(REPO / "src" / "submission" / "dataset.py"), kind,
+                             "--data_dir", str(data_dir)], cwd=REPO, capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr.decode("utf-8", "replace")
+    return examples(result.stdout.decode("utf-8"))
+
+
+def run_entry_here(kind, data_dir, capsys, monkeypatch, seeded_random):
+    """The same entry run in this process (runpy, as __main__), its random draws seeded and put back."""
+    monkeypatch.setattr(sys, "argv", ["dataset.py", kind, "--data_dir", str(data_dir)])
+    with seeded_random(0):
+        runpy.run_path(str(REPO / "src" / "submission" / "dataset.py"), run_name="__main__")
+    return examples(capsys.readouterr().out)
 
 
 def test_entry_prints_name_examples(data_dir, corpus):
@@ -321,8 +337,8 @@ def test_entry_prints_name_examples(data_dir, corpus):
     assert ys == [decode(names, names[i][1]) for i in range(len(ys))]
 
 
-def test_entry_prints_span_corruption_examples(data_dir, corpus):
-    xs, ys = run_entry("charcorruption", data_dir)
+def test_entry_prints_span_corruption_examples(data_dir, corpus, capsys, monkeypatch, seeded_random):
+    xs, ys = run_entry_here("charcorruption", data_dir, capsys, monkeypatch, seeded_random)
     assert len(xs) == len(ys) >= 1
     for document, x, y in zip(corpus.documents, xs, ys):
         assert len(x) == len(y) == 127 and x[1:] == y[:-1]
