@@ -1,32 +1,32 @@
 """
 run.sh and src/run.py end to end: every stage in the small configuration
-(on data/ when this checkout has it, else on a corpus written here in the
-course's formats), the predictions against the one-question-at-a-time loop,
-the run records and plots, the baselines, and run.sh's own help and errors.
+on a corpus written here in the course's formats (tests/test_full_run.py runs
+a chain of stages on data/), the predictions against the
+one-question-at-a-time loop, the run records and plots, the baselines, and
+run.sh's own help and errors.
 
 Outputs go to temporary folders (OUT_DIR, EXPERIMENTS_DIR), never to
 src/submission/.
 """
 
 import collections
-import os
 import re
 import sys
 
 import pytest
 import torch
 
+import run
 from assignment import facts
 from runtime.decoding import predict_places_plain
 from runtime.training import records
-from stages import plot
+from stages import london_baseline, plot
 from submission.dataset import CharCorruptionDataset
 
-from run_helpers import (DATA_FILES, REPO, folder_state, nonblank_lines, run_sh, small_model, stage_env,
+from run_helpers import (REPO, folder_state, nonblank_lines, run_sh, small_model, stage_env,
                          vocabulary_size, write_corpus)
 
 
-DEFAULT_DATA = REPO / "data"
 COURSE_DATA = REPO.parent / "shared" / "data"
 
 # stage -> (file it writes, file it reads or None, stage that makes the file it reads)
@@ -65,10 +65,9 @@ class Pipeline:
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
-    """Every graded stage and the baseline, in order, through run.sh with SMALL=1."""
+    """Every graded stage and the baseline, in order, through run.sh with SMALL=1, on a written corpus."""
     tmp = tmp_path_factory.mktemp("pipeline")
-    has_default_data = all((DEFAULT_DATA / name).is_file() for name in DATA_FILES)
-    data = DEFAULT_DATA if has_default_data else write_corpus(tmp / "data")
+    data = write_corpus(tmp / "data")
     out = tmp / "out"
     out.mkdir()
     env = stage_env(data, out, tmp / "experiments")
@@ -170,10 +169,11 @@ def test_london_baseline_scores_both_constant_answers(pipeline):
 
 
 @pytest.mark.skipif(not (COURSE_DATA / "birth_dev.tsv").is_file(), reason="course data not found at ../shared/data")
-def test_london_baseline_on_the_course_data_is_five_percent():
-    result = run_sh("london_baseline", env=dict(os.environ, DATA_DIR=str(COURSE_DATA)))
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split("\n")[0] == 'Always "London": Correct: 25.0 out of 500.0: 5.0%'
+def test_london_baseline_on_the_course_data_is_five_percent(capsys):
+    """In-process: the pipeline runs the stage through run.sh."""
+    assert london_baseline.main(["--train_path", str(COURSE_DATA / "birth_places_train.tsv"),
+                                 "--dev_path", str(COURSE_DATA / "birth_dev.tsv")]) == 0
+    assert capsys.readouterr().out.split("\n")[0] == 'Always "London": Correct: 25.0 out of 500.0: 5.0%'
 
 
 # ---- records and plots -----------------------------------------------------------------------
@@ -229,12 +229,15 @@ def test_unknown_or_missing_stage_exits_nonzero(args):
 
 
 @pytest.mark.parametrize("stage", [s for s in STAGES if STAGES[s][1]])
-def test_stage_without_its_params_names_the_stage_that_makes_them(stage, tmp_path):
+def test_stage_without_its_params_names_the_stage_that_makes_them(stage, tmp_path, capsys):
+    """In-process run.py --stage, as run.sh calls it (test_missing_data_folder_says_to_set_data_dir
+    shows that run.sh passes on run.py's one line and exit status)."""
     data = write_corpus(tmp_path / "data")
     (tmp_path / "out").mkdir()
-    result = run_sh(stage, env=stage_env(data, tmp_path / "out", tmp_path / "experiments"))
-    assert result.returncode == 1
-    assert result.stderr.count("\n") == 1 and f"./run.sh {STAGES[stage][2]}" in result.stderr
+    assert run.main(["--stage", stage, "--data_dir", str(data), "--out_dir", str(tmp_path / "out"),
+                     "--experiments_dir", str(tmp_path / "experiments"), "--device", "cpu", "--small"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"./run.sh {STAGES[stage][2]}" in err
     assert list((tmp_path / "out").iterdir()) == []
 
 
