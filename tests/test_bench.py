@@ -1,7 +1,7 @@
 """
 The benchmark end to end on a small generated data set: its table reports
 equal losses and equal predictions for the plain and fast paths, and a bad
-data folder or parameters file stops it with one line.
+data folder or parameters file stops it with one line (in-process).
 """
 
 import os
@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from instructors import bench
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,12 +25,13 @@ def run_bench(*args):
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory, make_corpus):
-    """300 people: 260 training questions (the finetuning batch is 256) and 40 dev questions."""
+    """300 people (three pretraining batches of up to 128): 64 training questions (a finetuning batch of
+    64, four of the fast path's length groups on a CPU) and 40 dev questions."""
     corpus = make_corpus(seed=5, count=300)
     folder = tmp_path_factory.mktemp("bench_data")
     lines = corpus.questions.splitlines(keepends=True)
     (folder / "wiki.txt").write_text(corpus.wiki, encoding="utf-8")
-    (folder / "birth_places_train.tsv").write_text("".join(lines[:260]), encoding="utf-8")
+    (folder / "birth_places_train.tsv").write_text("".join(lines[:64]), encoding="utf-8")
     (folder / "birth_dev.tsv").write_text("".join(lines[260:]), encoding="utf-8")
     return folder
 
@@ -37,7 +40,7 @@ def data_dir(tmp_path_factory, make_corpus):
 def table(data_dir):
     """{measure: (plain, fast, ratio, check)} of a short run of every part but the grader's."""
     done = run_bench("--data_dir", str(data_dir), "--parts", "train", "eval", "data", "--steps", "1",
-                     "--questions", "12", "--threads", "2", "--perceiver")
+                     "--questions", "12", "--threads", "1", "--perceiver")
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split(" | ") for line in done.stdout.splitlines() if line.startswith("| ") and "---" not in line]
     return {cells[0][2:]: cells[1:] for cells in rows[1:]}
@@ -86,21 +89,31 @@ def copy_with_broken_line(data_dir, folder):
     (folder / "birth_places_train.tsv").write_text("\n".join(lines), encoding="utf-8")
 
 
+def bench_exit(monkeypatch, *args):
+    """What bench.main() on the command line `args` exits with: sys.exit(line) writes the line to stderr,
+    exit status 1."""
+    monkeypatch.setattr(sys, "argv", ["bench.py", *args])
+    with pytest.raises(SystemExit) as stopped:
+        bench.main()
+    return stopped.value.code
+
+
 @pytest.mark.parametrize("bad", ["folder", "line", "params"])
-def test_bad_inputs_stop_with_one_line_before_any_timing(data_dir, tmp_path, bad):
+def test_bad_inputs_stop_with_one_line_before_any_timing(data_dir, tmp_path, bad, monkeypatch, capsys):
     if bad == "folder":
         (tmp_path / "wiki.txt").write_text("Ada. Ada was born in Lisbon .\n", encoding="utf-8")
-        done = run_bench("--data_dir", str(tmp_path), "--parts", "data")
+        args = ("--data_dir", str(tmp_path), "--parts", "data")
         expected = f"bench.py: {tmp_path} has no birth_places_train.tsv, birth_dev.tsv"
     elif bad == "line":
         copy_with_broken_line(data_dir, tmp_path)
-        done = run_bench("--data_dir", str(tmp_path), "--parts", "data")
+        args = ("--data_dir", str(tmp_path), "--parts", "data")
         expected = f"bench.py: {tmp_path}/birth_places_train.tsv line 3: expected 'question<TAB>place'"
     else:
         params = tmp_path / "model.params"
         params.write_text("not parameters", encoding="utf-8")
-        done = run_bench("--data_dir", str(data_dir), "--parts", "train", "eval", "--params", str(params))
+        args = ("--data_dir", str(data_dir), "--parts", "train", "eval", "--params", str(params))
         expected = f"bench.py: cannot read parameters from {params}"
-    assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and done.stderr.startswith(expected)
-    assert "train step" not in done.stdout
+    line = bench_exit(monkeypatch, *args)
+    assert isinstance(line, str) and line.splitlines() == [line] and line.startswith(expected)
+    out, err = capsys.readouterr()
+    assert err == "" and "train step" not in out
