@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 import torch
 
+import run
 from processes import process_tree, running, signal_tree
+from run_helpers import write_corpus
 from runtime.training.checkpoint import CHECKPOINT_NAME, save_atomically
 from runtime.training.records import read_metrics
 
@@ -68,12 +70,25 @@ def checkpoint_of(experiments):
     return torch.load(path, weights_only=False) if path.is_file() else None
 
 
+def file_version(path):
+    """What changes whenever the file at `path` is replaced (None if there is none)."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
+
 def stopped_where(process, experiments, wanted, timeout=120):
-    """Freeze the run's processes (SIGSTOP) once its checkpoint satisfies `wanted`; returns that checkpoint."""
+    """Freeze the run's processes (SIGSTOP) once its checkpoint satisfies `wanted`; returns that checkpoint.
+    A checkpoint is read once a version: it changes only by being replaced."""
     deadline = time.monotonic() + timeout
+    seen = None
     while time.monotonic() < deadline and process.poll() is None:
+        version = file_version(experiments / RUN / CHECKPOINT_NAME)
         try:
-            state = checkpoint_of(experiments)
+            state = checkpoint_of(experiments) if version != seen else None
+            seen = version
         except Exception:  # read while being replaced: try again
             state = None
         if state is not None and wanted(state):
@@ -136,19 +151,19 @@ def test_two_processes_train_as_one(uninterrupted):
     assert len(one_rows) > 10
 
 
-def test_sharded_evaluation_gives_the_single_process_predictions(uninterrupted, tmp_path):
+def test_sharded_evaluation_gives_the_single_process_predictions(uninterrupted, tmp_path, single_thread, capsys):
+    """Two processes under torchrun against one, in-process on one thread as each of those runs."""
     params, _ = uninterrupted["one process"]
-    outputs = {}
-    for processes in (1, 2):
-        launcher = [sys.executable] if processes == 1 else [sys.executable, "-m", "torch.distributed.run",
-                                                            "--standalone", "--nproc_per_node=2"]
-        outputs[processes] = tmp_path / f"{processes}.predictions"
-        done = subprocess.run([*launcher, str(REPO / "src" / "run.py"), "--function", "evaluate", "--variant",
-                               "vanilla", "--pretrain_corpus_path", str(DATA / "wiki.txt"), "--eval_corpus_path",
-                               str(DATA / "birth_dev.tsv"), "--reading_params_path", str(params), "--outputs_path",
-                               str(outputs[processes]), "--small", "--device", "cpu"],
-                              env=env(), capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
+    outputs = {processes: tmp_path / f"{processes}.predictions" for processes in (1, 2)}
+    arguments = {processes: ["--function", "evaluate", "--variant", "vanilla", "--pretrain_corpus_path",
+                             str(DATA / "wiki.txt"), "--eval_corpus_path", str(DATA / "birth_dev.tsv"),
+                             "--reading_params_path", str(params), "--outputs_path", str(outputs[processes]),
+                             "--small", "--device", "cpu"] for processes in (1, 2)}
+    assert run.main(arguments[1]) == 0, capsys.readouterr().err[-2000:]
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                           str(REPO / "src" / "run.py"), *arguments[2]],
+                          env=env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
     one = outputs[1].read_text(encoding="utf-8").splitlines()
     assert len(one) == 500 and outputs[2].read_text(encoding="utf-8").splitlines() == one
 
@@ -220,7 +235,7 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(questions, tmp_path, uninterrupt
 @pytest.mark.parametrize("change, named", [(["--variant", "perceiver"], "its variant is 'vanilla', this run's is "
                                                                       "'perceiver'"),
                                            (["--n_embd", "64"], "its configuration is")])
-def test_a_checkpoint_of_another_run_is_refused(questions, uninterrupted, tmp_path, change, named):
+def test_a_checkpoint_of_another_run_is_refused(questions, uninterrupted, tmp_path, change, named, capsys):
     experiments = tmp_path / "experiments"
     (experiments / RUN).mkdir(parents=True)
     source = uninterrupted["one process"][1] / RUN
@@ -228,17 +243,16 @@ def test_a_checkpoint_of_another_run_is_refused(questions, uninterrupted, tmp_pa
         (experiments / RUN / name).write_bytes((source / name).read_bytes())
     before = {p.name: p.read_bytes() for p in (experiments / RUN).iterdir()}
     arguments = command(questions, experiments, tmp_path / "other.params", "--resume") + change  # the last one counts
-    done = subprocess.run(arguments, env=env(), capture_output=True, text=True, timeout=300)
-    errors = [line for line in done.stderr.splitlines() if line.startswith("run.py: error")]
-    assert done.returncode == 1 and len(errors) == 1 and "is of another run" in errors[0] and named in errors[0]
+    status = run.main(arguments[2:])  # in-process: the run ends where it reads the checkpoint
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("run.py: error")]
+    assert status == 1 and len(errors) == 1 and "is of another run" in errors[0] and named in errors[0]
     assert {p.name: p.read_bytes() for p in (experiments / RUN).iterdir()} == before
     assert not (tmp_path / "other.params").exists()
 
 
-def test_resume_without_a_checkpoint_says_so(questions, tmp_path):
-    done = subprocess.run(command(questions, tmp_path / "experiments", tmp_path / "p.params", "--resume"), env=env(),
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1 and "no checkpoint to resume from" in done.stderr
+def test_resume_without_a_checkpoint_says_so(questions, tmp_path, capsys):
+    assert run.main(command(questions, tmp_path / "experiments", tmp_path / "p.params", "--resume")[2:]) == 1
+    assert "no checkpoint to resume from" in capsys.readouterr().err
 
 
 class SlowToPickle:
@@ -276,8 +290,9 @@ def test_a_kill_during_a_save_leaves_the_previous_checkpoint(tmp_path):
 
 
 def test_run_sh_runs_a_stage_in_nproc_processes_and_resumes_it(tmp_path):
-    """NPROC=2 runs the stage under torchrun (its run records say x 2); RESUME=1 continues it."""
-    env_vars = dict(env(), DATA_DIR=str(DATA), OUT_DIR=str(tmp_path), EXPERIMENTS_DIR=str(tmp_path / "experiments"),
+    """NPROC=2 runs the stage under torchrun (its run records say x 2); RESUME=1 continues it. On a small
+    corpus: one step of 64 questions, 32 a process."""
+    env_vars = dict(env(), DATA_DIR=str(write_corpus(tmp_path / "data")), OUT_DIR=str(tmp_path), EXPERIMENTS_DIR=str(tmp_path / "experiments"),
                     DEVICE="cpu", SMALL="1", NPROC="2")
     done = subprocess.run(["bash", str(REPO / "run.sh"), "vanilla_finetune_without_pretrain", "--batch_size", "64"],
                           env=env_vars, capture_output=True, text=True, timeout=600)
