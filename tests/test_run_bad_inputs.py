@@ -1,8 +1,9 @@
 """
 Bad inputs to src/run.py and run.sh: one clear error line on stderr, exit 1
 and untouched outputs for every missing or malformed corpus, parameters
-file or output folder, for a run that diverges and for a missing data file
-through run.sh; the baseline's too. --small is never the default.
+file or output folder, for a run that diverges, for bad training data and a
+missing test file through run.sh, and for a missing data folder; the
+baseline's too. --small is never the default.
 
 Outputs go to temporary folders, never to src/submission/.
 """
@@ -104,20 +105,25 @@ def test_bad_input_through_run_sh_leaves_the_submission_files(inputs, tmp_path):
 
 
 @pytest.mark.parametrize("missing", ["data folder", "test file"])
-def test_a_missing_data_file_names_the_setting_to_fix(tmp_path, missing):
+def test_a_missing_data_file_names_the_setting_to_fix(tmp_path, missing, capsys):
+    """The missing test file through run.sh (its TEST_FILE); the missing data folder in-process, with the
+    options run.sh gives (test_run_stages.py runs run.sh on a missing DATA_DIR)."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "vanilla.finetune.params").write_bytes(b"earlier parameters")
     env = stage_env(tmp_path / "no_data", out, tmp_path / "experiments")
     if missing == "data folder":
-        result = run_sh("vanilla_pretrain", env=env)
+        status = run.main(["--stage", "vanilla_pretrain", "--data_dir", env["DATA_DIR"], "--out_dir", str(out),
+                           "--experiments_dir", env["EXPERIMENTS_DIR"], "--device", "cpu", "--small"])
+        stderr = capsys.readouterr().err
         expected = f"set DATA_DIR to the folder holding the data files (now {tmp_path / 'no_data'})"
     else:
         env.update(DATA_DIR=str(REPO / "data"), TEST_FILE=str(tmp_path / "none.tsv"))
         result = run_sh("vanilla_eval_test_with_pretrain", env=env)
+        status, stderr = result.returncode, result.stderr
         expected = f"needs {tmp_path / 'none.tsv'}, which is not there; set TEST_FILE to the test questions"
-    lines = [line for line in result.stderr.split("\n") if line.strip() and "SMALL=1" not in line]
-    assert result.returncode != 0 and len(lines) == 1 and lines[0].endswith(expected), result.stderr
+    lines = [line for line in stderr.split("\n") if line.strip() and "SMALL=1" not in line]
+    assert status != 0 and len(lines) == 1 and lines[0].endswith(expected), stderr
     assert (out / "vanilla.finetune.params").read_bytes() == b"earlier parameters"
 
 
