@@ -114,6 +114,7 @@ class Context:
             raise BundleError(f"the hidden bundle {bundle.path} has no reference/ package")
         if not getattr(probe, "is_probe", False):
             raise TypeError(f"{probe.__name__} is not decorated with @probe")
+        self.deadline += self.runner.warm_up()  # the zygote, which forks the trusted process too
         try:
             return run_trusted(source_of(probe), probe.__name__, kwargs, bundle.reference, bundle.runtime,
                                self.remaining(), self.runner.limits.memory_bytes)

@@ -78,6 +78,19 @@ class CappedBuffer:
         return text + (f"\n[{self.dropped} more bytes of output dropped]" if self.dropped else "")
 
 
+class TailBuffer:
+    """The last `cap` bytes of what was added."""
+
+    def __init__(self, cap):
+        self.cap, self.data = cap, bytearray()
+
+    def add(self, chunk):
+        self.data = (self.data + chunk)[-self.cap:]
+
+    def text(self):
+        return self.data.decode("utf-8", errors="replace")
+
+
 class SpawnedProbe:
     """A probe process started as a new interpreter."""
 
@@ -248,6 +261,38 @@ class ProbeRunner:
         self.sweep()
         shutil.rmtree(layout["top"], ignore_errors=True)
         return self.outcome(returncode, timed_out, result, output.text(), time.monotonic() - started)
+
+    def run_trusted(self, request, timeout, tail_bytes):
+        """
+        A trusted probe (trusted.py: the reference, never submitted code) in a
+        process forked from the zygote, which has imported torch once for the
+        run; returns (timed out, exit code, its answer's text, the last
+        `tail_bytes` of what it printed), or None when probes are spawned here.
+        """
+        zygote = self.forking_zygote()
+        if zygote is None:
+            return None
+        started = time.monotonic()
+        result_read, result_write = os.pipe()
+        output_read, output_write = os.pipe()
+        try:
+            pid = zygote.fork(dict(trusted=request), [output_write, result_write], FORK_REPLY_SECONDS)
+        finally:
+            os.close(result_write)
+            os.close(output_write)
+        if pid is None:
+            os.close(result_read)
+            os.close(output_read)
+            with self.lock:
+                self.fork = False  # the zygote died or hangs: spawn from now on
+            return None
+        probe = ForkedProbe(zygote, pid)
+        with self.lock:
+            self.live_groups.add(pid)
+        output, result = TailBuffer(tail_bytes), CappedBuffer(RESULT_CAP_BYTES)
+        timed_out = self.collect(probe, output_read, result_read, output, result, started + timeout)
+        self.end(probe)
+        return timed_out, probe.finish(), bytes(result.data).decode("utf-8", errors="replace"), output.text()
 
     def collect(self, probe, output_fd, result_fd, output, result, deadline):
         """

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .bundle import HIDDEN_ENV, BundleError
 from .context import Context, NotGraded, Snapshot, SubmissionError, SubmissionTimeout, TestFailure
 from .runner import ProbeRunner
+from .trusted import forked_from
 
 
 @dataclass
@@ -78,6 +79,7 @@ class Suite:
             runner = ProbeRunner(work_root, secrets.token_hex(16), self.limits, self.user,
                                  hidden_env=(HIDDEN_ENV,), preload=self.preload, fork=self.fork)
             cleanup.callback(runner.close)
+            cleanup.enter_context(forked_from(runner))
             with ThreadPoolExecutor(max_workers=self.jobs) as pool:
                 futures = [pool.submit(self.run_one, test, runner, snapshot, work_root) for test in tests]
                 try:

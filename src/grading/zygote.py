@@ -2,7 +2,8 @@
 The zygote: a process that imports the heavy libraries once (torch) and
 forks a fresh process for every probe, so a run pays torch's import once
 instead of once a test. It never imports submission code; each forked
-child is a new process that does (see sandbox.py).
+child is a new process that does (see sandbox.py), or, asked for a trusted
+probe, runs the reference instead (see trusted.py).
 
     python -c "from grading.zygote import main; main()" SOCKET_FD MODULE...
 
@@ -31,7 +32,7 @@ import subprocess
 import sys
 import threading
 
-from . import sandbox
+from . import sandbox, trusted
 
 MESSAGE_BYTES = 1 << 20
 
@@ -44,7 +45,8 @@ def die_with(zygote_pid):
 
 
 def child(connection, order, output_fd, result_fd, zygote_pid):
-    """In the forked child: become a sandboxed probe process (sandbox.enter), never return."""
+    """In the forked child: become a sandboxed probe process (sandbox.enter), or a trusted one for an
+    order of the grading process's own (trusted.enter), never return."""
     try:
         connection.close()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -56,7 +58,10 @@ def child(connection, order, output_fd, result_fd, zygote_pid):
         os.dup2(output_fd, 2)
         os.close(output_fd)
         die_with(zygote_pid)
-        sandbox.enter(order, result_fd)
+        if "trusted" in order:
+            trusted.enter(order["trusted"], result_fd)
+        else:
+            sandbox.enter(order, result_fd)
     finally:
         os._exit(1)
 

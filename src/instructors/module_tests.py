@@ -31,7 +31,7 @@ FULL_RUN_TESTS = tuple(f'tests/test_full_run.py::{name}' for name in (  # not th
     'test_a_failed_stage_is_named_and_the_chain_stops'))
 RUNNER_TESTS = ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
                 'tests/test_grading_runner_processes.py', 'tests/test_slow_zygote.py', 'tests/test_probe_links.py',
-                'tests/test_probe_answer.py')
+                'tests/test_probe_answer.py', 'tests/test_grade_regenerate.py')
 SANDBOX_TESTS = ('tests/test_grading_sandbox.py', 'tests/test_sandbox_limits.py', 'tests/test_sandbox_isolation.py',
                  'tests/test_probe_answer.py')
 
@@ -81,10 +81,11 @@ MODULE_TESTS = {
     'src/grading/report.py': ('tests/test_grading_report.py',),
     'src/grading/results.py': ('tests/test_grading_results.py', 'tests/test_grading_report.py'),
     'src/grading/suite.py': ('tests/test_grading_suite.py',),
-    'src/grading/trusted.py': ('tests/test_grading_trusted.py',),
+    'src/grading/trusted.py': ('tests/test_grading_trusted.py', 'tests/test_grade_regenerate.py'),
     'src/grading/runner.py': RUNNER_TESTS,
     'src/grading/sandbox.py': SANDBOX_TESTS,
-    'src/grading/zygote.py': ('tests/test_zygote.py', 'tests/test_slow_zygote.py'),
+    'src/grading/zygote.py': ('tests/test_zygote.py', 'tests/test_slow_zygote.py',
+                              'tests/test_grade_regenerate.py'),
     **{f'src/grading/handout/{name}.py': HANDOUT_TESTS
        for name in ('answers', 'configs', 'corpora', 'models', 'predictions', 'spans')},
     # the instructors' tools
