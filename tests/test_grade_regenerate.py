@@ -42,11 +42,13 @@ def change_answers(count):
 
 
 def record_imports(package):
-    """Make the submission append the command line of each process importing it to ../imports.txt."""
+    """Make the submission append, for each process importing it, the process's command line and the files
+    of the calls that import it (a tab between) to ../imports.txt."""
     imports = Path(package).parent / "imports.txt"
     imports.touch(mode=0o666)
     with open(Path(package) / "__init__.py", "a", encoding="utf-8") as f:
-        f.write(f"\ntry:\n    open({str(imports)!r}, 'a').write(repr(__import__('sys').argv) + '\\n')\n"
+        f.write(f"\ntry:\n    open({str(imports)!r}, 'a').write(repr(__import__('sys').argv) + '\\t' + "
+                "repr([frame.filename for frame in __import__('traceback').extract_stack()]) + '\\n')\n"
                 "except OSError:\n    pass\n")
 
 
@@ -136,8 +138,11 @@ def test_predictions_are_scored_as_regenerated_from_the_parameters(regen_case, r
 
 
 def test_the_regenerating_process_never_imports_the_submitted_code(regen_runs):
-    """In the honest case every process that imports the submission wrote its command line: none is the trusted one."""
+    """In the honest case every process that imports the submission wrote its command line and calls: none is
+    the trusted one, whether a new interpreter (its argument is the grader's src/) or forked (in trusted.py)."""
     _, _, root = regen_runs[HONEST].result()
-    command_lines = (root / "imports.txt").read_text().splitlines()
-    assert command_lines, "the sandboxed probes import the submission, so the file says who imports it"
-    assert not [line for line in command_lines if str(ROOT / "src") in line]  # the trusted process's argument
+    imports = [line.split("\t") for line in (root / "imports.txt").read_text().splitlines()]
+    assert imports, "the sandboxed probes import the submission, so the file says who imports it"
+    assert all("sandbox.py" in calls for _, calls in imports)
+    assert not [argv for argv, _ in imports if str(ROOT / "src") in argv]
+    assert not [calls for _, calls in imports if str(ROOT / "src" / "grading" / "trusted.py") in calls]
