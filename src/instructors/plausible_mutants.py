@@ -181,7 +181,7 @@ MODULES = (
         Mutant("a final line break makes an empty last prediction",
                '    if lines[-1] == "":\n        lines.pop()\n', ""),
         Mutant("the zygote's start-up counts against the test's time",
-               "self.deadline += self.runner.warm_up()", "self.runner.warm_up()"),
+               "self.deadline += self.runner.warm_up()  # the one-off", "self.runner.warm_up()  # the one-off"),
     )),
     Module('src/grading/runner.py', ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
                                      'tests/test_grading_runner_processes.py', 'tests/test_slow_zygote.py',
