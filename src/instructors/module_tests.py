@@ -103,6 +103,8 @@ MODULE_TESTS = {
     'src/instructors/release/autograder.py': ('tests/test_release_autograder.py', 'tests/test_release_labels.py'),
     'src/instructors/release/checks.py': ('tests/test_release_checks.py',),
     'src/instructors/release/regions.py': ('tests/test_release_checks.py', 'tests/test_release_regions.py'),
+    'src/instructors/release/edition_blocks.py': ('tests/test_release_edition_blocks.py',
+                                                  'tests/test_release_regions.py'),
     'src/instructors/release/student.py': ('tests/test_release_student.py', 'tests/test_release_checks.py'),
     'src/instructors/copies/__main__.py': ('tests/test_copies_main.py', 'tests/test_staging.py'),
     'src/instructors/copies/answers.py': ('tests/test_copies_answers.py', 'tests/test_copies_main.py'),

@@ -9,8 +9,10 @@ What goes in, by the layout of src/ (see each package's docstring):
     LEFT_OUT: run.py, the assignment's facts (src/assignment/), the runtime
     (src/runtime/), the other stages (src/stages/) and the grader's machinery
     (src/grading/);
-  - src/submission's .py files with their regions cut (see regions.py), and
-    nothing else of it but the NOTEBOOKS, so no params or predictions;
+  - src/submission's .py files as the seed edition (the perceiver's) has
+    them, the other editions' blocks left out (see edition_blocks.py), with
+    their regions cut (see regions.py), and nothing else of it but the
+    NOTEBOOKS, so no params or predictions;
   - the course data students train and evaluate on (DATA_FILES), without the
     test labels;
   - a student README made from templates/README.student.md, which lists the
@@ -27,6 +29,7 @@ from grading import registry
 from grading.handout.predictions import needed
 
 from . import regions
+from .edition_blocks import for_edition
 
 TOP_FILES = ("run.sh", "grader.py", "environment.yml", "requirements.txt", "LICENSE")
 # The notebooks students open first: the handout's minGPT demo, and attention for the written part.
@@ -70,8 +73,9 @@ def starter_sources(repo_dir):
     return sorted(path for path in files if path not in LEFT_OUT)
 
 
-def write_cut_submission(src_dir, out_src_dir):
-    """Write every .py file of src/submission with its regions cut; return how many regions were cut."""
+def write_cut_submission(src_dir, out_src_dir, second_model="perceiver"):
+    """Write every .py file of src/submission as the editions of `second_model` have it, its regions cut;
+    return how many regions were cut."""
     package_dir = os.path.join(src_dir, SUBMISSION)
     count = 0
     for name in sorted(os.listdir(package_dir)):
@@ -80,6 +84,7 @@ def write_cut_submission(src_dir, out_src_dir):
         with open(os.path.join(package_dir, name), encoding="utf-8", newline="") as f:
             text = f.read()
         path = os.path.join(SUBMISSION, name)
+        text = for_edition(text, second_model, path)
         starter = regions.cut(text, path)
         try:
             compile(starter, path, "exec")

@@ -1,0 +1,54 @@
+"""
+The editions' blocks of the reference (src/instructors/release/edition_blocks.py):
+a starter keeps its own edition's blocks without their markers and leaves the
+others out, every student file compiles either way, and malformed blocks are
+refused naming the file and line.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from instructors.release import regions
+from instructors.release.edition_blocks import SECOND_MODELS, for_edition
+
+REFERENCE = Path(__file__).resolve().parents[1] / "src" / "submission"
+EXAMPLE = """a = 1
+### EDITION rope ###
+b = 2
+### END_EDITION ###
+    ### EDITION perceiver ###
+c = 3
+    ### END_EDITION ###
+d = 4
+"""
+
+
+def reference_files():
+    return {path.name: path.read_text(encoding="utf-8") for path in sorted(REFERENCE.glob("*.py"))}
+
+
+@pytest.mark.parametrize("second_model", SECOND_MODELS)
+def test_every_student_file_of_either_edition_compiles_before_and_after_its_regions_are_cut(second_model):
+    for name, text in reference_files().items():
+        kept = for_edition(text, second_model, name)
+        compile(kept, name, "exec")
+        compile(regions.cut(kept, name), name, "exec")
+        assert "EDITION" not in kept, name
+
+
+def test_a_starter_keeps_its_editions_blocks_without_markers_and_drops_the_others():
+    assert for_edition(EXAMPLE, "rope") == "a = 1\nb = 2\nd = 4\n"
+    assert for_edition(EXAMPLE, "perceiver") == "a = 1\nc = 3\nd = 4\n"
+    assert for_edition("x = 1\r\ny = 2", "rope") == "x = 1\r\ny = 2"  # no block: the text as it is
+
+
+@pytest.mark.parametrize("text, message", [
+    ("### EDITION rope ###\n### EDITION rope ###\n### END_EDITION ###\n", "f.py:2: EDITION inside the block opened on line 1"),
+    ("a = 1\n### END_EDITION ###\n", "f.py:2: END_EDITION without an EDITION"),
+    ("a = 1\n### EDITION rope ###\nb = 2\n", "f.py:2: the EDITION block is never closed"),
+    ("### EDITION synthesizer ###\n### END_EDITION ###\n", "f.py:1: no edition has the model 'synthesizer'"),
+])
+def test_malformed_blocks_are_refused_naming_the_file_and_line(text, message):
+    with pytest.raises(regions.RegionError, match=message):
+        for_edition(text, "rope", "f.py")
