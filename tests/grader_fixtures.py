@@ -92,8 +92,8 @@ def cut_regions(package, filename, keep):
 
 # The student regions of each part: (file, indices of its regions in that file).
 PART_REGIONS = {
-    "c": [("helper.py", {0, 2, 4})],  # initialize_vanilla_model, finetune, train
-    "f": [("helper.py", {3})],  # pretrain
+    "c": [("helper.py", {0, 3, 5})],  # initialize_vanilla_model, finetune, train (2: the RoPE edition's model)
+    "f": [("helper.py", {4})],  # pretrain
     "e": [("dataset.py", {0})],
     "g": [("helper.py", {1}), ("model.py", {0, 1, 2, 3})],
 }

@@ -108,7 +108,7 @@ CASES = {
 }
 # train() still `pass` and initialize_vanilla_model returning None: one region each left unwritten.
 REGION_CASES = {
-    "train() still pass": (4, Case({"1c-1-basic": 0, "1f-0-basic": 7},
+    "train() still pass": (5, Case({"1c-1-basic": 0, "1f-0-basic": 7},
                                    shown=("part (c): train never calls trainer.train(): it is not written yet",))),
     "initialize_vanilla_model returns None": (0, Case(
         {"1c-0-hidden": 0, "1c-1-basic": 0, "1f-0-basic": 7, "1d-0-hidden": 2},

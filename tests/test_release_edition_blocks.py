@@ -22,10 +22,18 @@ c = 3
     ### END_EDITION ###
 d = 4
 """
+ROPE_FUNCTIONS = ("def precompute_rotary_emb", "def apply_rotary_emb", "def initialize_rope_model",
+                  "import apply_rotary_emb", "import initialize_rope_model")
 
 
 def reference_files():
     return {path.name: path.read_text(encoding="utf-8") for path in sorted(REFERENCE.glob("*.py"))}
+
+
+def test_a_starter_keeps_its_editions_blocks_without_markers_and_drops_the_others():
+    assert for_edition(EXAMPLE, "rope") == "a = 1\nb = 2\nd = 4\n"
+    assert for_edition(EXAMPLE, "perceiver") == "a = 1\nc = 3\nd = 4\n"
+    assert for_edition("x = 1\r\ny = 2", "rope") == "x = 1\r\ny = 2"  # no block: the text as it is
 
 
 @pytest.mark.parametrize("second_model", SECOND_MODELS)
@@ -37,10 +45,14 @@ def test_every_student_file_of_either_edition_compiles_before_and_after_its_regi
         assert "EDITION" not in kept, name
 
 
-def test_a_starter_keeps_its_editions_blocks_without_markers_and_drops_the_others():
-    assert for_edition(EXAMPLE, "rope") == "a = 1\nb = 2\nd = 4\n"
-    assert for_edition(EXAMPLE, "perceiver") == "a = 1\nc = 3\nd = 4\n"
-    assert for_edition("x = 1\r\ny = 2", "rope") == "x = 1\r\ny = 2"  # no block: the text as it is
+def test_the_perceiver_editions_starter_has_no_rope_task_and_the_rope_editions_has_all():
+    files = reference_files()
+    perceiver = "".join(for_edition(text, "perceiver", name) for name, text in files.items())
+    rope = "".join(for_edition(text, "rope", name) for name, text in files.items())
+    assert not [f for f in ROPE_FUNCTIONS if f in perceiver] and "[part h]" not in perceiver
+    assert all(f in rope for f in ROPE_FUNCTIONS)
+    assert regions.locate(rope) != regions.locate(perceiver)
+    assert len(regions.locate(rope)) - len(regions.locate(perceiver)) == 5  # the RoPE regions of part h
 
 
 @pytest.mark.parametrize("text, message", [

@@ -13,6 +13,7 @@ import pytest
 
 from assignment.facts import BLOCK_SIZE, GRADED_TRAINING, TRUNCATION_BOUNDS
 from instructors.release import regions
+from instructors.release.edition_blocks import for_edition
 from submission import CharCorruptionDataset, TrainerConfig, helper
 
 from release_helpers import solution_sources
@@ -92,9 +93,12 @@ def test_unpaired_markers_name_the_file_and_line(text, message):
 
 
 def test_the_solution_has_the_regions_the_handout_names():
-    """helper.py 5, dataset.py 1 (__getitem__), model.py 4 (Down/UpProjectBlock __init__ and forward)."""
-    counts = {name: len(regions.locate(text)) for name, text in solution_sources().items()}
-    assert (counts["helper.py"], counts["dataset.py"], counts["model.py"]) == (5, 1, 4)
+    """The seed edition's: helper.py 5, dataset.py 1 (__getitem__), model.py 4 (Down/UpProjectBlock __init__
+    and forward), attention.py none; the RoPE code of part h adds initialize_rope_model's in helper.py and four in
+    attention.py (the two functions, the cache and the rotation)."""
+    for second_model, expected in (("perceiver", (5, 1, 4, 0)), ("rope", (6, 1, 4, 4))):
+        counts = {name: len(regions.locate(for_edition(text, second_model))) for name, text in solution_sources().items()}
+        assert (counts["helper.py"], counts["dataset.py"], counts["model.py"], counts["attention.py"]) == expected
 
 
 def settings_rows(docstring):

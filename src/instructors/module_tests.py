@@ -8,7 +8,7 @@ that holds code, grader.py and run.sh has a row, and every test a row
 names exists.
 """
 
-SUBMISSION_MODEL_TESTS = ('tests/test_model.py', 'tests/test_dropout.py')
+SUBMISSION_MODEL_TESTS = ('tests/test_model.py', 'tests/test_dropout.py', 'tests/test_rope.py')
 DECODING_TESTS = ('tests/test_kv_cache.py', 'tests/test_decoding_batched.py', 'tests/test_decoding_check.py',
                   'tests/test_greedy_ties.py', 'tests/test_runtime_decoding.py')
 HANDOUT_TESTS = ('tests/test_grading_handout_answers.py', 'tests/test_grading_handout_configs.py',
@@ -40,7 +40,7 @@ MODULE_TESTS = {
     'src/submission/attention.py': ('tests/test_attention.py',) + SUBMISSION_MODEL_TESTS,
     'src/submission/model.py': SUBMISSION_MODEL_TESTS,
     'src/submission/dataset.py': ('tests/test_dataset.py',),
-    'src/submission/helper.py': ('tests/test_helper.py', 'tests/test_learning.py'),
+    'src/submission/helper.py': ('tests/test_helper.py', 'tests/test_learning.py', 'tests/test_rope.py'),
     'src/submission/trainer.py': ('tests/test_trainer.py', 'tests/test_recipe.py'),
     'src/submission/utils.py': ('tests/test_utils.py', 'tests/test_greedy_ties.py'),
     # the assignment's facts

@@ -1,6 +1,6 @@
 """
 The package students complete and hand in: the attention layers, the GPT
-and its perceiver variant, the two datasets, a plain trainer, and the
+and its perceiver and RoPE variants, the two datasets, a plain trainer, and the
 helpers that src/run.py calls. It imports nothing else of the repository.
 Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
 """
@@ -11,3 +11,7 @@ from .helper import initialize_vanilla_model, initialize_perceiver_model, finetu
 from .model import GPT, GPTConfig
 from .trainer import Trainer, TrainerConfig
 from .utils import evaluate_places, sample, set_seed
+### EDITION rope ###
+from .attention import apply_rotary_emb, precompute_rotary_emb
+from .helper import initialize_rope_model
+### END_EDITION ###

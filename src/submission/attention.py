@@ -23,6 +23,52 @@ import torch.nn as nn
 from torch.nn import functional as F
 
 
+### EDITION rope ###
+def precompute_rotary_emb(dim, max_positions):
+    """
+    [part h] Rotary position embeddings rotate the queries and keys of each head by their positions
+    before (1): for a head of size d, pair i = 1..d/2 of the vector at position t, (x_{2i-1}, x_{2i}),
+    read as the complex number x_{2i-1} + j x_{2i}, becomes
+
+        (x_{2i-1} + j x_{2i}) (cos t theta_i + j sin t theta_i),   theta_i = 10000^(-2(i-1)/d)     (3)
+
+    so the score of a query at position t and a key at position s depends on t - s only; the values
+    are not rotated. This function returns the cosines and sines of (3) for a head of size `dim` (even)
+    at the positions t = 0 .. max_positions - 1: a tensor of shape (max_positions, dim / 2, 2) with
+
+        [t, i, 0] = cos(t theta_i),   [t, i, 1] = sin(t theta_i),   theta_i = 10000^(-2i/dim), i = 0 .. dim/2 - 1
+
+    (i counted from 0 here, from 1 in equation (3)).
+    """
+    rope_cache = None
+    ### START_CODE_HERE ###
+    theta = 10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float32) / dim)  # (dim/2,)
+    angles = torch.arange(max_positions, dtype=torch.float32)[:, None] * theta[None, :]  # (max_positions, dim/2)
+    rope_cache = torch.stack([torch.cos(angles), torch.sin(angles)], dim=-1)  # (max_positions, dim/2, 2)
+    ### END_CODE_HERE ###
+    return rope_cache
+
+
+def apply_rotary_emb(x, rope_cache):
+    """
+    [part h] Equation (3): rotate x (..., T, dim), the vectors at positions 0 .. T - 1, with the first T
+    rows of rope_cache (max_positions, dim / 2, 2); returns a tensor of x's shape. In real numbers, pair i
+    (a, b) = (x[..., 2i], x[..., 2i + 1]) at position t becomes
+
+        (a cos t theta_i - b sin t theta_i,   a sin t theta_i + b cos t theta_i).
+    """
+    rotated_x = None
+    ### START_CODE_HERE ###
+    T = x.size(-2)
+    cos, sin = rope_cache[:T, :, 0], rope_cache[:T, :, 1]  # (T, dim/2) each
+    a, b = x[..., 0::2], x[..., 1::2]  # (..., T, dim/2) each
+    rotated_pairs = torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1)  # (..., T, dim/2, 2)
+    rotated_x = rotated_pairs.flatten(-2)  # (..., T, dim)
+    ### END_CODE_HERE ###
+    return rotated_x
+
+
+### END_EDITION ###
 class CausalSelfAttention(nn.Module):
     """
     A vanilla multi-head masked self-attention layer with a projection at the end:
@@ -46,6 +92,18 @@ class CausalSelfAttention(nn.Module):
                                      .view(1, 1, config.block_size, config.block_size))
         self.n_head = config.n_head
         self.fused = getattr(config, 'fused_attention', True)
+        ### EDITION rope ###
+
+        self.rope = config.rope
+        if self.rope:
+            assert (config.n_embd // config.n_head) % 2 == 0
+            # [part h] the rotations of equation (3) for a head's size at positions 0 .. block_size - 1, kept
+            # as a buffer named rope_cache (so that it moves with the model and is in its state_dict)
+            ### START_CODE_HERE ###
+            self.register_buffer("rope_cache", precompute_rotary_emb(config.n_embd // config.n_head,
+                                                                     config.block_size))
+            ### END_CODE_HERE ###
+        ### END_EDITION ###
 
     def forward(self, x):
         B, T, C = x.size()
@@ -54,6 +112,15 @@ class CausalSelfAttention(nn.Module):
         k = self.key(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)    # (B, nh, T, hs)
         q = self.query(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
         v = self.value(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        ### EDITION rope ###
+
+        if self.rope:
+            # [part h] rotate the queries and the keys (not the values) by their positions: equation (3)
+            ### START_CODE_HERE ###
+            q = apply_rotary_emb(q, self.rope_cache)  # (B, nh, T, hs)
+            k = apply_rotary_emb(k, self.rope_cache)  # (B, nh, T, hs)
+            ### END_CODE_HERE ###
+        ### END_EDITION ###
 
         # causal self-attention; Self-attend: (B, nh, T, hs) x (B, nh, hs, T) -> (B, nh, T, T)
         mask = self.mask[:, :, :T, :T].bool()  # (1, 1, T, T)

@@ -38,6 +38,22 @@ def initialize_perceiver_model(mconf, bottleneck_dim=32):
     return attention_model
 
 
+### EDITION rope ###
+def initialize_rope_model(mconf, bottleneck_dim=None):
+    """[part h] The RoPE model: a GPT whose self-attention layers rotate queries and keys by position
+    (attention.py) and which has no learnt position embedding. GPT builds it when mconf.rope is True.
+    `bottleneck_dim` is unused: the Winter 2025 starter passed the perceiver's argument here."""
+    attention_model = None
+    ### [part h]: build the RoPE model here
+
+    ### START_CODE_HERE ###
+    mconf.rope = True
+    attention_model = GPT(mconf)
+    ### END_CODE_HERE ###
+    return attention_model
+
+
+### END_EDITION ###
 def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model, finetune_lr=6e-4, writer=None):
     """
     [part c] [part f] Set up the finetuning of `model` on the birth-place

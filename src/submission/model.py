@@ -10,6 +10,10 @@ The perceiver variant replaces the first block by a DownProjectBlock, which
 cross-attends from a learnt basis C of m latents down to the input, and the
 last block by an UpProjectBlock, which cross-attends from the input back up
 to the latents; the blocks in between self-attend over the m latents only.
+
+The RoPE variant (config.rope) has no learnt position embedding: every
+self-attention layer rotates its queries and keys by their positions
+(attention.py), so the stem is the token embedding alone.
 Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
 """
 
@@ -29,6 +33,7 @@ class GPTConfig:
     attn_pdrop = 0.1
     perceiver = False
     bottleneck_dim = None
+    rope = False
     fused_attention = True
 
     def __init__(self, vocab_size, block_size, **kwargs):
@@ -156,7 +161,9 @@ class GPT(nn.Module):
 
         # input embedding stem
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
-        self.pos_emb = nn.Parameter(torch.zeros(1, config.block_size, config.n_embd))
+        self.rope = config.rope
+        if not config.rope:
+            self.pos_emb = nn.Parameter(torch.zeros(1, config.block_size, config.n_embd))
         self.drop = nn.Dropout(config.embd_pdrop)
         # transformer
         self.perceiver = config.perceiver
@@ -195,8 +202,11 @@ class GPT(nn.Module):
 
         # forward the GPT model
         token_embeddings = self.tok_emb(idx)  # each index maps to a (learnable) vector
-        position_embeddings = self.pos_emb[:, :t, :]  # each position maps to a (learnable) vector
-        x_input = self.drop(token_embeddings + position_embeddings)  # (b, t, d)
+        if self.rope:
+            x_input = self.drop(token_embeddings)  # (b, t, d): the attention layers rotate by position
+        else:
+            position_embeddings = self.pos_emb[:, :t, :]  # each position maps to a (learnable) vector
+            x_input = self.drop(token_embeddings + position_embeddings)  # (b, t, d)
 
         if self.perceiver:
             x = self.down_block(x_input)  # (b, m, d)
