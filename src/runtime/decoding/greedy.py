@@ -94,7 +94,7 @@ def greedy_decode(model, prompts, steps, stop=None):
     shows there).
     """
     model.eval()
-    device = model.pos_emb.device
+    device = model.tok_emb.weight.device
     lengths = torch.tensor([len(p) for p in prompts], device=device)  # (B,)
     width = int(lengths.max())
     assert width + steps - 1 <= model.get_block_size(), "a prompt this long needs cropping: use sample"

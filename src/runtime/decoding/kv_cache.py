@@ -16,7 +16,9 @@ and a query row i at position p_i attends to the slots s <= p_i:
 
 Prompts of different lengths are right-padded (positions are absolute, so
 no left padding); each row has its own current position, and a row never
-attends to a cache entry it has not written.
+attends to a cache entry it has not written. In a layer with rotary position
+embeddings (a `rope_cache` buffer), each query and key is rotated at its
+position (equation (3) of submission/attention.py) before it is used or kept.
 """
 
 import math
@@ -29,6 +31,21 @@ def heads(attn, linear, x):
     """Project x (B, T, d) with `linear`, one of attention layer attn's, and split it into heads: (B, nh, T, hs)."""
     B, T, C = x.size()
     return linear(x).view(B, T, attn.n_head, C // attn.n_head).transpose(1, 2)
+
+
+def rotate(attn, x, positions):
+    """
+    x (B, nh, n, hs) rotated by equation (3) of submission/attention.py at
+    positions (B or 1, n), each row at its own, when layer attn has a
+    rope_cache; x itself otherwise. Pair i (a, b) at position t becomes
+    (a cos t theta_i - b sin t theta_i, a sin t theta_i + b cos t theta_i).
+    """
+    rope_cache = getattr(attn, 'rope_cache', None)  # (block_size, hs/2, 2)
+    if rope_cache is None:
+        return x
+    cos, sin = rope_cache[positions][:, None].unbind(-1)  # (B, 1, n, hs/2) each
+    a, b = x[..., 0::2], x[..., 1::2]  # (B, nh, n, hs/2) each
+    return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2)  # (B, nh, n, hs)
 
 
 def attend(attn, q, k, v, mask):
@@ -89,16 +106,17 @@ class KVCache:
         the rows `rows` (every row if None); return those rows' k, v (B_r, nh, S, hs)."""
         attn = self.attn
         k, v = (self.k, self.v) if rows is None else (self.k[rows], self.v[rows])
-        write(k, positions, heads(attn, attn.key, x))
+        write(k, positions, rotate(attn, heads(attn, attn.key, x), positions))
         write(v, positions, heads(attn, attn.value, x))
         if rows is not None:
             self.k[rows], self.v[rows] = k, v
         return k, v
 
-    def put(self, h, start):
-        """Write the keys and values of h (B or 1, n, d) into slots start..start+n-1 of every row."""
+    def put(self, h, start, positions):
+        """Write the keys and values of h (B or 1, n, d), at positions (B or 1, n), into slots
+        start..start+n-1 of every row."""
         attn, n = self.attn, h.size(1)
-        self.k[:, :, start:start + n] = heads(attn, attn.key, h)
+        self.k[:, :, start:start + n] = rotate(attn, heads(attn, attn.key, h), positions)
         self.v[:, :, start:start + n] = heads(attn, attn.value, h)
 
     def keep(self, rows):
@@ -109,6 +127,7 @@ class KVCache:
 def attention_and_mlp(block, x, h, k, v, positions):
     """The rest of Block.forward once h = ln1(x) (B, n, d) is known: x plus the attention of h's
     queries at `positions` (B, n) over the keys and values k, v (B, nh, S, hs), then plus the MLP."""
-    x = x + attend_cached(block.attn, heads(block.attn, block.attn.query, h), k, v, positions)
+    q = rotate(block.attn, heads(block.attn, block.attn.query, h), positions)  # (B, nh, n, hs)
+    x = x + attend_cached(block.attn, q, k, v, positions)
     return x + block.mlp(block.ln2(x))
 

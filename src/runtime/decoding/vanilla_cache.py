@@ -5,12 +5,21 @@ shared pieces, greedy.py the decoding loop).
 In block l, position t attends to k_j, v_j for j <= t, so caches
 K_l, V_l (B, nh, S, hs) hold them; a new token adds its k_t, v_t and only
 its own query row is computed. The logits equal the model's at each row's
-position up to floating-point rounding.
+position up to floating-point rounding. The RoPE model (no pos_emb) is the
+same GPT with its positions in the rotation of each query and key, which the
+cache applies at each one's absolute position.
 """
 
 import torch
 
-from .kv_cache import KVCache, attend, attention_and_mlp, heads, shared_prefix
+from .kv_cache import KVCache, attend, attention_and_mlp, heads, rotate, shared_prefix
+
+
+def embed(model, tokens, positions):
+    """The stem before dropout: token embeddings (B, n, d) of tokens (B, n) at positions (B or 1, n), plus the
+    learnt position embeddings where the model has them (a RoPE model has none)."""
+    x = model.tok_emb(tokens)
+    return x if getattr(model, 'rope', False) else x + model.pos_emb[0, positions]
 
 
 class VanillaCache:
@@ -28,7 +37,7 @@ class VanillaCache:
         self.lengths = lengths  # (B,) prompt lengths
         self.width = int(lengths.max())  # W
         size = self.width + steps - 1
-        device = model.pos_emb.device
+        device = model.tok_emb.weight.device
         self.caches = [KVCache(block.attn, len(lengths), size, device) for block in model.blocks]
         self.generated = 0  # tokens entered after the prompt
 
@@ -49,16 +58,16 @@ class VanillaCache:
         prefix_positions = torch.arange(shared, device=idx.device)[None]  # (1, P)
         own = torch.arange(shared, W, device=idx.device).expand(B, W - shared)  # (B, W - P)
         last = (self.lengths - 1)[:, None]  # (B, 1)
-        x = model.tok_emb(idx[:, shared:]) + model.pos_emb[:, shared:W]  # (B, W - P, d)
-        prefix = model.tok_emb(idx[:1, :shared]) + model.pos_emb[:, :shared]  # (1, P, d)
+        x = embed(model, idx[:, shared:], own[:1])  # (B, W - P, d)
+        prefix = embed(model, idx[:1, :shared], prefix_positions)  # (1, P, d)
         for number, (block, cache) in enumerate(zip(model.blocks, self.caches)):
             if shared:
                 h = block.ln1(prefix)
-                cache.put(h, 0)
+                cache.put(h, 0, prefix_positions)
                 if number < len(self.caches) - 1:  # the next block needs the prefix's output
                     prefix = attention_and_mlp(block, prefix, h, cache.k[:1], cache.v[:1], prefix_positions)
             h = block.ln1(x)
-            cache.put(h, shared)
+            cache.put(h, shared, own[:1])
             positions = own
             if number == len(self.caches) - 1:
                 rows = torch.arange(B, device=idx.device)[:, None]
@@ -73,14 +82,14 @@ class VanillaCache:
         positions = self.lengths + self.generated  # (B,)
         slot = W + self.generated
         self.generated += 1
-        x = model.tok_emb(tokens[:, None]) + model.pos_emb[0, positions][:, None]  # (B, 1, d)
+        x = embed(model, tokens[:, None], positions[:, None])  # (B, 1, d)
         slots = torch.arange(slot + 1, device=tokens.device)
         mask = ((slots < self.lengths[:, None]) | (slots >= W))[:, None, None]  # (B, 1, 1, slot + 1)
         for block, cache in zip(model.blocks, self.caches):
             attn, h = block.attn, block.ln1(x)
-            cache.put(h, slot)
-            y = attend(attn, heads(attn, attn.query, h), cache.k[:, :, :slot + 1], cache.v[:, :, :slot + 1],
-                       mask)  # (B, nh, 1, hs)
+            cache.put(h, slot, positions[:, None])
+            q = rotate(attn, heads(attn, attn.query, h), positions[:, None])  # (B, nh, 1, hs)
+            y = attend(attn, q, cache.k[:, :, :slot + 1], cache.v[:, :, :slot + 1], mask)  # (B, nh, 1, hs)
             x = x + attn.proj(y.transpose(1, 2).reshape(B, 1, -1))
             x = x + block.mlp(block.ln2(x))
         return model.head(model.ln_f(x[:, 0]))
