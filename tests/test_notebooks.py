@@ -16,6 +16,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PLAY_CHAR = REPO / "src" / "submission" / "mingpt-demo" / "play_char.ipynb"
 ATTENTION = REPO / "notebooks" / "attention.ipynb"
+ROPE = REPO / "notebooks" / "rope.ipynb"
 RUNNER_MODULES = ("nbformat", "nbclient", "ipykernel", "matplotlib")
 CELL_TIMEOUT = 300  # seconds a cell may take; the reduced settings need a few
 
@@ -94,6 +95,26 @@ def test_attention_notebook_copies_averages_and_two_heads_are_steadier():
     assert report["single_head_spread"] >= 3 * report["two_head_spread"], report
     assert report["single_head_spread"] > 0.2 * report["gap"], report
     assert figures == 3
+
+
+ROPE_PARAMETERS = """\
+DIM = 8
+POSITIONS = 24
+N_SAMPLES = 20
+SEED = 1
+"""
+
+
+def test_rope_notebook_shows_a_block_diagonal_rotation_and_scores_that_see_only_the_distance():
+    require_runner()
+    report, figures = run_notebook(ROPE, ROPE_PARAMETERS, """{
+        'matrix_vs_pairs': matrix_vs_pairs, 'orthogonality': orthogonality, 'off_blocks': off_blocks,
+        'relative': relative, 'diagonal_spread': diagonal_spread, 'distance_spread': distance_spread}""")
+    for name in ("matrix_vs_pairs", "orthogonality", "relative", "diagonal_spread"):
+        assert report[name] < 1e-10, report  # float64: equal up to rounding
+    assert report["off_blocks"] == 0.0, report
+    assert report["distance_spread"] > 1.0, report  # scores at different distances differ: (ii) is not vacuous
+    assert figures == 2
 
 
 def test_play_char_notebook_learns_and_samples_the_texts_characters():
