@@ -40,12 +40,14 @@ MODULE_TESTS = {
     'src/submission/attention.py': ('tests/test_attention.py',) + SUBMISSION_MODEL_TESTS,
     'src/submission/model.py': SUBMISSION_MODEL_TESTS,
     'src/submission/dataset.py': ('tests/test_dataset.py',),
-    'src/submission/helper.py': ('tests/test_helper.py', 'tests/test_learning.py', 'tests/test_rope.py'),
+    'src/submission/helper.py': ('tests/test_helper.py', 'tests/test_learning.py', 'tests/test_rope.py',
+                                 'tests/test_editions.py'),
     'src/submission/trainer.py': ('tests/test_trainer.py', 'tests/test_recipe.py'),
     'src/submission/utils.py': ('tests/test_utils.py', 'tests/test_greedy_ties.py'),
     # the assignment's facts
     'src/assignment/facts.py': ('tests/test_facts.py', 'tests/test_layout.py', 'tests/test_configuration.py'),
     'src/assignment/not_written_yet.py': HANDOUT_TESTS,
+    'src/assignment/editions.py': ('tests/test_editions.py',),
     # the runtime
     'src/runtime/inputs.py': ('tests/test_runtime_inputs.py',),
     'src/runtime/atomic_files.py': ('tests/test_atomic_files.py',),
