@@ -24,6 +24,7 @@ import os
 import runpy
 import shutil
 
+from assignment.editions import EDITIONS, SEED_EDITION
 from assignment.facts import DATA_FILES, DELIVERABLES
 from grading import registry
 from grading.handout.predictions import needed
@@ -73,7 +74,7 @@ def starter_sources(repo_dir):
     return sorted(path for path in files if path not in LEFT_OUT)
 
 
-def write_cut_submission(src_dir, out_src_dir, second_model="perceiver"):
+def write_cut_submission(src_dir, out_src_dir, second_model=EDITIONS[SEED_EDITION].second_model):
     """Write every .py file of src/submission as the editions of `second_model` have it, its regions cut;
     return how many regions were cut."""
     package_dir = os.path.join(src_dir, SUBMISSION)
