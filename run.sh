@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The assignment's stages. `./run.sh help` lists them; `./run.sh <stage> [options]`
-# runs one, passing any options on to src/run.py (or to the stage's own module). The
+# runs one, passing any options on to src/run.py (or to the stage's own module). A
+# graded stage also takes the course's words: `./run.sh <stage> [compile|no-compile]
+# [backend]` (torch.compile, default no-compile; backend default inductor). The
 # stage table is src/assignment/facts.py; src/ is the import root of every stage.
 #
 # Settings, from the environment:
@@ -79,6 +81,17 @@ run_py() {  # src/run.py (under torchrun when NPROC > 1) with this stage's files
     "${launcher[@]}" "$ROOT/src/run.py" "$@" "${options[@]}" ${EXTRA[@]+"${EXTRA[@]}"}
 }
 
+course_words() {  # the course's words after a graded stage, [compile|no-compile] [backend], made run.py's options
+    case "${EXTRA[0]:-}" in
+        compile | no-compile)
+            EXTRA=("--${EXTRA[0]}" "${EXTRA[@]:1}")
+            case "${EXTRA[1]:-}" in
+                "" | -*) ;;
+                *) EXTRA=("${EXTRA[0]}" "--backend=${EXTRA[1]}" "${EXTRA[@]:2}") ;;
+            esac ;;
+    esac
+}
+
 instructors_stage() {  # a stage whose tools only the instructors' checkout has
     [ -d "$ROOT/src/instructors" ] || fail "$STAGE is an instructors' stage; this checkout has no src/instructors"
 }
@@ -152,6 +165,7 @@ print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else 
     *)
         if graded "$STAGE"; then
             ensure_packages torch numpy tqdm
+            course_words
             run_py --stage "$STAGE"
         else
             echo "run.sh: unknown stage '$STAGE'; the stages are:" >&2

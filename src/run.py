@@ -170,7 +170,7 @@ def train(args, inputs, processes):
         written(trainer, args.function, 'returned no Trainer')
         try:
             training = plug_into(trainer, inputs.device, args.precision, args.compile, processes, args.seed,
-                                 **training_overrides(args))
+                                 backend=args.backend, **training_overrides(args))
         except ValueError as error:
             raise InputError(str(error)) from None
         identity = run_identity(args, inputs, trainer.config, processes)

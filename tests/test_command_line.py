@@ -61,6 +61,19 @@ def test_the_defaults_are_those_the_docs_give():
     assert (args.eval_batch_size, args.checkpoint_every, args.seed, args.bottleneck_dim) == (256, 500, None, 32)
     assert (args.pretrain_lr, args.finetune_lr, args.resume, args.compile, args.small) == (6e-3, 6e-4, False,
                                                                                           False, False)
+    assert args.backend == "inductor"
+
+
+def test_compile_is_on_off_and_a_backend_of_the_courses(capsys):
+    """Kills --no-compile (the course's 'no-compile') refused or taken as on, a backend not kept, or one that
+    torch.compile does not know let through to fail in the middle of a run."""
+    base = ["--function", "pretrain", "--variant", "vanilla"]
+    assert parse_args(base + ["--compile", "--backend", "aot_eager"]).compile is True
+    assert parse_args(base + ["--compile", "--backend=cudagraphs"]).backend == "cudagraphs"
+    assert parse_args(base + ["--compile", "--no-compile"]).compile is False
+    with pytest.raises(SystemExit) as exit:
+        parse_args(base + ["--backend", "tensorrt"])
+    assert exit.value.code == 2 and "invalid choice: 'tensorrt'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv", [["--function", "pretrain"], ["--variant", "vanilla"], []])

@@ -131,6 +131,20 @@ def test_under_a_process_group_the_model_runs_in_ddp_on_its_own_gpu(monkeypatch)
     assert given == [[torch.device("cuda:1")], None]
 
 
+def test_the_model_is_compiled_with_the_backend_asked_and_only_when_asked(monkeypatch):
+    """Kills the backend dropped on its way to torch.compile (the course's `compile aot_eager` compiling with
+    inductor), or a model compiled without --compile."""
+    compiled = []
+    monkeypatch.setattr(fast_training.torch, "compile", lambda model, backend: compiled.append(backend) or model)
+    model = torch.nn.Linear(1, 1)
+    FastSteps(torch.device("cpu"), 8).wrap(model)
+    FastSteps(torch.device("cpu"), 8, compile=True).wrap(model)
+    FastSteps(torch.device("cpu"), 8, compile=True, backend="aot_eager").wrap(model)
+    trainer = Trainer(model, [], None, TrainerConfig(batch_size=8))
+    plug_into(trainer, torch.device("cpu"), compile=True, backend="cudagraphs", seeded_batches=False).steps.wrap(model)
+    assert compiled == ["inductor", "aot_eager", "cudagraphs"]
+
+
 class TwoProcesses:
     """torch.distributed as this process of two sees it: all_reduce adds what the other process gives
     (its values, in the order it reduces them)."""

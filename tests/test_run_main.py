@@ -106,6 +106,22 @@ def test_an_interrupted_run_exits_130_and_says_how_to_resume(inputs, tmp_path, c
     assert list(out.iterdir()) == []
 
 
+@pytest.mark.parametrize("options, compiled", [([], (False, "inductor")),
+                                              (["--compile", "--backend=aot_eager"], (True, "aot_eager"))])
+def test_the_training_is_compiled_as_asked_with_the_backend_asked(inputs, tmp_path, monkeypatch, options, compiled):
+    """Kills --compile or --backend dropped between the command line and the training steps."""
+    asked = []
+
+    def plug_into(trainer, device, precision, compile, processes, seed, backend, **overrides):
+        asked.append((compile, backend))
+        raise ValueError("stopped before training")
+    monkeypatch.setattr(run, "plug_into", plug_into)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert run.main(run_argv(finetune_args(inputs, out)) + options) == 1
+    assert asked == [compiled]
+
+
 def four_step_run(inputs, out):
     """The command line of a small finetuning run, named 'run', of 4 steps (60 questions, batches of 16)
     into out/kept.params, its records in out/../experiments; --small: no loader workers."""

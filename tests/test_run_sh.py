@@ -83,6 +83,22 @@ def test_without_settings_the_defaults_are_the_repositorys_and_out_dir_is_left_t
                                            f"{REPO}/experiments", "auto")
 
 
+@pytest.mark.parametrize("words, options", [
+    (["compile"], ["--compile"]),
+    (["no-compile"], ["--no-compile"]),
+    (["compile", "aot_eager"], ["--compile", "--backend=aot_eager"]),
+    (["no-compile", "inductor", "--seed", "3"], ["--no-compile", "--backend=inductor", "--seed", "3"]),
+    (["compile", "--seed", "3"], ["--compile", "--seed", "3"]),
+    (["--seed", "3", "compile"], ["--seed", "3", "compile"]),  # the words come first, as in the course's run.sh
+])
+def test_the_courses_compile_words_become_run_pys_options_after_the_settings(run_sh, words, options):
+    """Kills the course's `./run.sh <stage> compile [backend]` passed on as words run.py refuses, a backend
+    dropped or taken from an option, or the words put before the settings (where they would not win)."""
+    status, _, _, given = run_sh("vanilla_pretrain", *words)
+    assert status == 0 and given[-len(options):] == options
+    assert given[:3] == [RUN_PY, "--stage", "vanilla_pretrain"] and "--data_dir" in given[3:-len(options)]
+
+
 @pytest.mark.parametrize("value, on", [("1", True), ("true", True), ("yes", True), ("0", False), ("", False)])
 def test_small_and_resume_take_each_of_their_spellings(run_sh, value, on):
     """Kills SMALL=true (or yes) ignored, which would train the graded configuration where a smoke run

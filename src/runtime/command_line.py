@@ -37,6 +37,7 @@ def number_from(low, high=None, kind=int):
 
 
 POSITIVE = number_from(1)
+COMPILE_BACKENDS = ('inductor', 'aot_eager', 'cudagraphs', 'eager')  # the course's three, and eager to debug
 
 
 def parse_args(argv):
@@ -62,7 +63,12 @@ def parse_args(argv):
                    help="training precision (default tf32: fp32 with TF32 matrix products on CUDA, the same as "
                         "fp32 elsewhere; fp32: full fp32 products, as the course's code; bf16 made the graded "
                         "pretraining diverge on a GPU)")
-    p.add_argument('--compile', action='store_true', help="torch.compile the model for training")
+    p.add_argument('--compile', action=argparse.BooleanOptionalAction, default=False,
+                   help="torch.compile the model for training (default: not; the course's run.sh words "
+                        "'compile' and 'no-compile')")
+    p.add_argument('--backend', default='inductor', choices=COMPILE_BACKENDS,
+                   help="torch.compile's backend with --compile (default %(default)s; the course's run.sh word "
+                        "after 'compile')")
     p.add_argument('--seed', type=number_from(0, SEED_RANGE - 1),
                    help="the run's seed (default: drawn at random, or the recorded one with --resume; recorded in "
                         "the run's seed.txt and the params)")

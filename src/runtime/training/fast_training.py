@@ -115,11 +115,12 @@ class FastSteps:
     DDP's average of the processes' gradients is the global batch's gradient.
     """
 
-    def __init__(self, device, batch_size, precision='tf32', compile=False, trim_padding=True, length_groups=None):
+    def __init__(self, device, batch_size, precision='tf32', compile=False, trim_padding=True, length_groups=None,
+                 backend='inductor'):
         self.device = device
         self.dtype = autocast_dtype(precision)
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.dtype == torch.float16)
-        self.compile = compile
+        self.compile, self.backend = compile, backend
         self.step_model = None  # the module the steps run: the trainer's model, or its compiled form
         groups = length_groups or default_length_groups(device, batch_size)
         self.collate = functools.partial(collate_batch, trim_padding=trim_padding, groups=groups)
@@ -147,7 +148,7 @@ class FastSteps:
         """The module the steps run: the model, in DDP under several processes, compiled if asked."""
         if dist.is_initialized():
             model = DistributedDataParallel(model, device_ids=[self.device] if self.device.type == 'cuda' else None)
-        return torch.compile(model) if self.compile else model
+        return torch.compile(model, backend=self.backend) if self.compile else model
 
     def global_batch(self, groups, positions):
         """(this process's weight, the global batch's positions): the weight is N * t / T for t of
@@ -226,7 +227,7 @@ class FastTraining:
 
 
 def plug_into(trainer, device, precision='tf32', compile=False, processes=Processes(), seed=0, seeded_batches=True,
-              **overrides):
+              backend='inductor', **overrides):
     """
     The FastTraining on `device` of the student's `trainer`, attached to it:
     FastSteps, fused AdamW, and the seeded batches of this process
@@ -240,7 +241,7 @@ def plug_into(trainer, device, precision='tf32', compile=False, processes=Proces
     config = trainer.config
     for name, value in overrides.items():
         setattr(config, name, value)
-    steps = FastSteps(device, config.batch_size // processes.world, precision, compile)
+    steps = FastSteps(device, config.batch_size // processes.world, precision, compile, backend=backend)
 
     def batches(trainer):
         if not seeded_batches:
