@@ -8,6 +8,7 @@ and the labelled file each evaluation stage is scored against (the hidden
 bundle's).
 """
 
+import inspect
 import re
 from pathlib import Path
 
@@ -48,10 +49,14 @@ def test_the_graded_training_is_the_handouts(handout_configs):
 
 
 def test_each_student_function_is_labelled_with_its_parts():
-    """Kills a student function given another part than the one its file labels it with."""
+    """Kills a student function given another part than the one its file labels it with: in its (or its
+    class's) docstring, or, for a method of a class of given code (the RoPE edition's self-attention),
+    in the comments of the method."""
     for name, parts in dict(facts.STUDENT_FUNCTIONS, **facts.GIVEN_FOR_PARTS).items():
-        owner = getattr(submission.model, name.split(".")[0], None) or getattr(submission, name.split(".")[0])
-        labels = set(re.findall(r"\[part (\w)\]", owner.__doc__))
+        owner_name, _, method = name.partition(".")
+        owner = getattr(submission.model, owner_name, None) or getattr(submission, owner_name)
+        labelled = owner.__doc__ + (inspect.getsource(getattr(owner, method)) if method else "")
+        labels = set(re.findall(r"\[part (\w)\]", labelled))
         assert labels == set(parts.split(" and ")), name
 
 

@@ -339,7 +339,8 @@ def test_run_sh_dispatches_every_graded_stage_through_the_table():
 
 def test_the_deliverables_are_the_code_and_every_stages_output():
     assert len(facts.DELIVERABLES) == 18 == len(set(facts.DELIVERABLES))
-    assert set(facts.DELIVERABLES) - set(facts.CODE_FILES) == {stage.writes for stage in facts.STAGES}
+    assert set(facts.DELIVERABLES) - set(facts.CODE_FILES) == {stage.writes for stage in facts.HANDED_IN_STAGES}
+    assert {stage.variant for stage in facts.HANDED_IN_STAGES} == {"vanilla", "perceiver"}  # the seed edition's
     assert all(os.path.isfile(SRC / "submission" / name) for name in facts.CODE_FILES)
 
 
@@ -347,4 +348,4 @@ def test_every_prediction_file_of_the_table_is_scored_by_one_test_of_grader_py()
     calls = [node for node in ast.walk(ast.parse((REPO / "grader.py").read_text(encoding="utf-8")))
              if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "score_predictions"]
     scored = [call.args[1].value for call in calls]
-    assert sorted(scored) == sorted(stage.writes for stage in facts.STAGES if stage.function == "evaluate")
+    assert sorted(scored) == sorted(stage.writes for stage in facts.HANDED_IN_STAGES if stage.function == "evaluate")

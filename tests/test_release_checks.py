@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from assignment.facts import GIVEN_FOR_PARTS, STUDENT_FUNCTIONS
+from assignment.editions import EDITIONS, SEED_EDITION
+from assignment.facts import GIVEN_FOR_PARTS
 from instructors.release import checks, regions
 
 SOLUTION = (
@@ -381,7 +382,7 @@ def test_only_the_python_files_of_the_student_package_are_read(cut_starter):
 
 def test_a_starter_without_student_files_misses_every_function(tmp_path):
     found = checks.student_file_problems(str(tmp_path))
-    assert len(found) == len(STUDENT_FUNCTIONS) + len(GIVEN_FOR_PARTS) + 1
+    assert len(found) == len(EDITIONS[SEED_EDITION].parts) + len(GIVEN_FOR_PARTS) + 1
     assert "initialize_vanilla_model, of part (c), is missing from src/submission" in found
 
 

@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from assignment.editions import EDITIONS, SEED_EDITION
 from assignment.facts import PAD_CHAR
 from instructors.release import __main__ as release_main
 from instructors.release import checks, regions
+from instructors.release.edition_blocks import for_edition
 
 from runtime_helpers import tree, write_data
 
@@ -48,9 +50,11 @@ def release(course, registered, monkeypatch, capsys):
 
 
 def solution_regions():
-    """The number of regions of the solution's files."""
+    """The number of regions of the solution's files as the seed edition's starter has them."""
     package = Path(release_main.REPO_DIR) / "src" / "submission"
-    return sum(len(regions.locate(path.read_text(encoding="utf-8"))) for path in package.glob("*.py"))
+    second_model = EDITIONS[SEED_EDITION].second_model
+    return sum(len(regions.locate(for_edition(path.read_text(encoding="utf-8"), second_model)))
+               for path in package.glob("*.py"))
 
 
 def arguments(course, out, *options):

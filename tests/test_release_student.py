@@ -9,11 +9,15 @@ thresholds.json on top of grader.py's. No release is run and no check starts a p
 
 import json
 import os
+import shutil
 import stat
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from assignment.editions import SEED_EDITION
 from assignment.facts import DATA_FILES, DELIVERABLES, TEST_LABELS
 from instructors.release import regions, student
 
@@ -38,8 +42,9 @@ GRADER = ('from grading import graded\n\n\n'
           'def basic(ctx):\n    """no thresholds"""\n\n\n'
           '@graded("1g-1-hidden", points=5, visibility="hidden", timeout=300, min_accuracy=0.024)\n'
           'def perceiver(ctx):\n    """perceiver: dev accuracy"""\n')
-SHIPPED = ("src/run.py", "src/assignment/__init__.py", "src/runtime/__init__.py", "src/runtime/decoding/__init__.py",
+SHIPPED = ("src/run.py", "src/assignment/__init__.py", "src/assignment/facts.py", "src/runtime/__init__.py", "src/runtime/decoding/__init__.py",
            "src/runtime/decoding/greedy.py")
+FACTS = "# the facts\n\nEDITION = None\nSTAGES = ()\n"
 NOT_SHIPPED = ("src/runtime/decoding/perceiver_cache.py", "src/runtime/decoding/notes.md",
                "src/runtime/__pycache__/inputs.cpython-311.pyc", "src/instructors/tool.py",
                "src/instructors/release/__main__.py")
@@ -60,6 +65,7 @@ def repository(tmp_path):
         write(repo / name, f"# {name}\n")
     write(repo / "run.sh", "#!/bin/sh\n").chmod(0o755)
     write(repo / "grader.py", GRADER)
+    write(repo / "src" / "assignment" / "facts.py", FACTS)
     write(repo / "environment.yml", "# the environment\nchannels: [pytorch]\nname: cs224n-a4 \ndependencies: []\n")
     write(repo / "src" / "submission" / "model.py", SOLUTION)
     write(repo / "src" / "submission" / "__init__.py", "from .model import Model\n")
@@ -139,6 +145,26 @@ def test_the_starter_holds_what_students_need_and_nothing_more(repository, data,
     listed = [line for line in readme.splitlines() if line[:1].isdigit() and ". src/submission/" in line]
     assert listed == [f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1)]
     assert "- `1g-1-hidden` (perceiver: dev accuracy): at least 2.4%" in readme
+    assert (out / "src/assignment/facts.py").read_text() == f"# the facts\n\nEDITION = {SEED_EDITION!r}\nSTAGES = ()\n"
+
+
+def test_facts_without_the_line_of_the_edition_is_refused_naming_it(repository, data, tmp_path, grader_loaded):
+    """Kills a starter that runs every edition's stages because its facts.py lost the line the release sets."""
+    write(repository / "src" / "assignment" / "facts.py", "# the facts\nEDITION = 'fall2025'\n")
+    with pytest.raises(student.ReleaseError, match="facts.py does not hold the line 'EDITION = None' once"):
+        student.build_student(str(repository), str(data), str(tmp_path / "student"))
+
+
+@pytest.mark.parametrize("edition, variants", [("fall2023", {"vanilla", "perceiver"}), ("winter2026", {"vanilla", "rope"})])
+def test_a_starters_facts_name_its_edition_and_run_hand_in_and_list_only_its_stages(tmp_path, edition, variants):
+    """The repository's own facts.py with the release's edition line: only that edition's stages."""
+    shutil.copytree(Path(student.__file__).resolve().parents[2] / "assignment", tmp_path / "assignment")
+    student.set_edition(tmp_path / "assignment" / "facts.py", edition)
+    shown = subprocess.run([sys.executable, "-c", "from assignment import facts; print(facts.EDITION, "
+                            "sorted({s.variant for s in facts.STAGES}), sorted(facts.GRADED_STAGES) == "
+                            "sorted(s.name for s in facts.HANDED_IN_STAGES))"],
+                           cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert shown.stdout.split(" ", 1) == [edition, f"{sorted(variants)} True\n"], shown.stderr
 
 
 @pytest.mark.parametrize("missing", ["LICENSE", "src/run.py", "notebooks/attention.ipynb", "data/birth_dev.tsv"])

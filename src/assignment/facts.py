@@ -11,6 +11,12 @@ grader's own process work before torch is imported.
 from dataclasses import dataclass
 from typing import Optional
 
+from .editions import EDITIONS, SEED_EDITION
+
+# The edition of this checkout: None in this repository, which runs every edition's stages; a starter's
+# (instructors/release) names its own, and then only its stages are run, handed in and listed.
+EDITION = None
+
 BLOCK_SIZE = 128
 GRADED_MODEL = dict(n_layer=4, n_head=8, n_embd=256)
 BOTTLENECK_DIM = 32
@@ -57,7 +63,7 @@ class Stage:
     summary: str = ''
 
 
-STAGES = (
+ALL_STAGES = (
     Stage('vanilla_finetune_without_pretrain', 'finetune', 'vanilla', 'vanilla.model.params',
           questions=TRAIN_QUESTIONS, summary="train a vanilla GPT from scratch on the training questions"),
     Stage('vanilla_eval_dev_without_pretrain', 'evaluate', 'vanilla', 'vanilla.nopretrain.dev.predictions',
@@ -80,7 +86,23 @@ STAGES = (
           'perceiver.finetune.params', DEV_QUESTIONS, "answer the dev questions, print accuracy"),
     Stage('perceiver_eval_test_with_pretrain', 'evaluate', 'perceiver', 'perceiver.pretrain.test.predictions',
           'perceiver.finetune.params', 'test', "answer the test questions"),
+    Stage('rope_pretrain', 'pretrain', 'rope', 'rope.pretrain.params',
+          summary="span-corruption pretraining of the RoPE model on wiki.txt"),
+    Stage('rope_finetune_with_pretrain', 'finetune', 'rope', 'rope.finetune.params',
+          'rope.pretrain.params', TRAIN_QUESTIONS, "finetune the pretrained RoPE model"),
+    Stage('rope_eval_dev_with_pretrain', 'evaluate', 'rope', 'rope.pretrain.dev.predictions',
+          'rope.finetune.params', DEV_QUESTIONS, "answer the dev questions, print accuracy"),
+    Stage('rope_eval_test_with_pretrain', 'evaluate', 'rope', 'rope.pretrain.test.predictions',
+          'rope.finetune.params', 'test', "answer the test questions"),
 )
+
+
+def stages_of(edition):
+    """The graded stages of an edition: the vanilla model's and its second model's, in the table's order."""
+    return tuple(stage for stage in ALL_STAGES if stage.variant in ('vanilla', EDITIONS[edition].second_model))
+
+
+STAGES = ALL_STAGES if EDITION is None else stages_of(EDITION)  # the stages this checkout runs
 GRADED_STAGES = {stage.name: stage for stage in STAGES}
 MAKER = {stage.writes: stage.name for stage in STAGES}  # output file -> the stage that writes it
 
@@ -100,9 +122,11 @@ OTHER_STAGES = {
     'copies': ('instructors', "the class copy report: hand-ins compared by parameters and answers -> OUT/report.md"),
 }
 
-# The files to hand in, in the handout's order: the package's code, then every stage's output.
+# The stages whose outputs are handed in: the edition's (the seed edition's in this repository); and the files to
+# hand in, in the handout's order: the package's code, then every output of those stages.
+HANDED_IN_STAGES = stages_of(EDITION or SEED_EDITION)
 CODE_FILES = ('__init__.py', 'attention.py', 'dataset.py', 'helper.py', 'model.py', 'trainer.py', 'utils.py')
-DELIVERABLES = CODE_FILES + tuple(stage.writes for stage in STAGES)
+DELIVERABLES = CODE_FILES + tuple(stage.writes for stage in HANDED_IN_STAGES)
 
 
 def reads(stage):
@@ -122,19 +146,17 @@ def labels(stage):
     return TEST_LABELS if stage.questions == 'test' else stage.questions
 
 
-# The functions students write, with the handout's part of each, as they are named in tracebacks.
-STUDENT_FUNCTIONS = {
-    'initialize_vanilla_model': 'c',
-    'train': 'c',
-    'finetune': 'c and f',
-    'CharCorruptionDataset.__getitem__': 'e',
-    'pretrain': 'f',
-    'initialize_perceiver_model': 'g',
-    'DownProjectBlock.__init__': 'g',
-    'DownProjectBlock.forward': 'g',
-    'UpProjectBlock.__init__': 'g',
-    'UpProjectBlock.forward': 'g',
-}
+# The functions students write, with the handout's part of each, as they are named in tracebacks: the edition's;
+# in this repository the seed edition's, and the other editions' own functions with their parts.
+def student_functions():
+    if EDITION is not None:
+        return dict(EDITIONS[EDITION].parts)
+    seed = EDITIONS[SEED_EDITION].parts
+    others = {name: part for edition in EDITIONS.values() for name, part in edition.parts.items() if name not in seed}
+    return {**seed, **others}
+
+
+STUDENT_FUNCTIONS = student_functions()
 # Given code the handout sends students to read for a part; the student's files label it with its part,
 # as they label each function above.
 GIVEN_FOR_PARTS = {'CausalCrossAttention': 'g'}

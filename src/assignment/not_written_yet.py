@@ -37,8 +37,15 @@ def unwritten(function, what):
     return PartFailure(f"{part_of(function)}: {function} {what}: it is not written yet")
 
 
-NOT_A_PERCEIVER = (f"{part_of('initialize_perceiver_model')}: initialize_perceiver_model builds a GPT without "
-                   f"down and up blocks: set mconf.perceiver = True")
+# What each second model's initializer must build, and the flag that builds it.
+SECOND_MODELS = {'perceiver': ('initialize_perceiver_model', "down and up blocks", "mconf.perceiver = True"),
+                 'rope': ('initialize_rope_model', "rotary position embeddings", "mconf.rope = True")}
+
+
+def not_the_model(variant):
+    """The message for an initializer of the second model `variant` that builds a plain GPT."""
+    function, missing, flag = SECOND_MODELS[variant]
+    return f"{part_of(function)}: {function} builds a GPT without {missing}: set {flag}"
 
 
 def written(value, function, what='returned None'):

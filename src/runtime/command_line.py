@@ -44,7 +44,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description="Pretrain, finetune or evaluate a character-level GPT "
                                             "on the birth-place task.")
     p.add_argument('--function', choices=['pretrain', 'finetune', 'evaluate'])
-    p.add_argument('--variant', choices=['vanilla', 'perceiver'])
+    p.add_argument('--variant', choices=['vanilla', 'perceiver', 'rope'])
     p.add_argument('--pretrain_corpus_path', help="wiki.txt: the pretraining corpus, which also "
                                                   "defines the vocabulary (needed by every function)")
     p.add_argument('--reading_params_path', help="parameters to start from (finetune) or to evaluate")

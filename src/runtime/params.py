@@ -50,7 +50,8 @@ def checked_params(path, model, variant, vocabulary, option='--reading_params_pa
                          f"({type(error).__name__}{': ' + reason if reason else ''})") from None
     if not isinstance(state, dict) or 'tok_emb.weight' not in state:
         raise InputError(f"{path} does not hold the parameters of a GPT")
-    saved_variant = 'perceiver' if any(key.startswith('down_block.') for key in state) else 'vanilla'
+    saved_variant = ('perceiver' if any(key.startswith('down_block.') for key in state) else
+                     'rope' if any(key.endswith('.attn.rope_cache') for key in state) else 'vanilla')
     if saved_variant != variant:
         raise InputError(f"{path} holds {saved_variant} parameters, but --variant is {variant}")
     expected = model.state_dict()

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import zipfile
 
-from assignment.facts import DELIVERABLES, GRADED_MODEL, GRADED_STAGES, MAKER
+from assignment.facts import DELIVERABLES, GRADED_MODEL, HANDED_IN_STAGES, MAKER
 
 SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_DIR = os.path.dirname(SRC_DIR)
@@ -57,9 +57,10 @@ def not_graded(path):
 
 def refused(submission_dir):
     """One line for every params file not of the graded configuration and every prediction file made from one."""
-    reasons = {name: not_graded(os.path.join(submission_dir, name)) for name in MAKER if name.endswith('.params')}
+    reasons = {stage.writes: not_graded(os.path.join(submission_dir, stage.writes)) for stage in HANDED_IN_STAGES
+               if stage.writes.endswith('.params')}
     lines = [f"{name} is {reason}: rerun ./run.sh {MAKER[name]}" for name, reason in reasons.items() if reason]
-    for stage in GRADED_STAGES.values():
+    for stage in HANDED_IN_STAGES:
         if stage.function == 'evaluate' and reasons[stage.params_in]:
             lines.append(f"{stage.writes} was made from {stage.params_in}, which is {reasons[stage.params_in]}: "
                          f"rerun ./run.sh {stage.name} after that")

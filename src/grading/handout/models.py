@@ -20,7 +20,7 @@ import os
 import random
 
 from assignment.facts import BLOCK_SIZE, BOTTLENECK_DIM, GRADED_MODEL, GRADED_SIZE
-from assignment.not_written_yet import (NOT_A_PERCEIVER, PartFailure, error_line, part_of, reported,
+from assignment.not_written_yet import (PartFailure, error_line, not_the_model, part_of, reported,
                                         unimplemented_function, written)
 
 from grading.context import check
@@ -205,7 +205,7 @@ def fingerprint_differences(seen, want):
 def judge_perceiver(anatomy):
     """Check that the observed model is a perceiver: C of shape (m, d), a down block, an up block, every position."""
     m, d, n = BOTTLENECK_DIM, GRADED_MODEL["n_embd"], BLOCK_SIZE
-    check(anatomy["latents"] or anatomy["down"], NOT_A_PERCEIVER)
+    check(anatomy["latents"] or anatomy["down"], not_the_model("perceiver"))
     check(anatomy["latents"], f"{PART_G}: the perceiver has no learnable C of shape (m, d) = ({m}, {d}) "
           f"(or (1, {m}, {d})): the down block's queries come from it")
     check(anatomy["down"], f"{PART_G}: no block gives m = {m} positions from the {n} inputs: the down block's "

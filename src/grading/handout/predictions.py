@@ -16,7 +16,7 @@ submission builds a perceiver.
 import math
 
 from assignment.facts import COURSE_VOCAB_SIZE, GRADED_SIZE, GRADED_STAGES, MAKER, MASK_CHAR, PAD_CHAR, labels
-from assignment.not_written_yet import NOT_A_PERCEIVER, error_line, reported
+from assignment.not_written_yet import error_line, not_the_model, reported
 
 from grading.bundle import BundleError
 from grading.context import check
@@ -121,7 +121,7 @@ def regenerate(ctx, stage, vocabulary):
     own = answered(ctx.run(regenerated_predictions, params_path=ctx.shared(params), **request))
     check("unloadable" not in own, f"{params_file} cannot be read: {own.get('unloadable')}")
     check(not own["misfit"], f"{params_file} does not fit the submitted model: " + "; ".join(own["misfit"]))
-    check(variant != "perceiver" or own["perceiver"], NOT_A_PERCEIVER)
+    check(variant != "perceiver" or own["perceiver"], not_the_model("perceiver"))
     return own["predictions"], (f"regenerated from {params_file} with the submitted model's code, in the sandbox, "
                                 f"because {differences[0]}")
 

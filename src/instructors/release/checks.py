@@ -14,7 +14,8 @@ import re
 import subprocess
 import sys
 
-from assignment.facts import GIVEN_FOR_PARTS, STUDENT_FUNCTIONS
+from assignment.editions import EDITIONS, SEED_EDITION
+from assignment.facts import GIVEN_FOR_PARTS
 
 from . import regions
 
@@ -113,7 +114,7 @@ def hidden_test_lines(tree, test_paths):
 
 
 def part_labels(part):
-    """The labels of a part of facts.STUDENT_FUNCTIONS: ['[part c]', '[part f]'] for 'c and f'."""
+    """The labels of a part of an edition's parts: ['[part c]', '[part f]'] for 'c and f'."""
     return [f"[part {letter}]" for letter in part.split(" and ")]
 
 
@@ -135,7 +136,7 @@ def student_file_problems(tree):
     What keeps the student files of the starter `tree` (src/submission/*.py)
     from reading as the handout describes them, one line each: a file that
     does not compile, does not carry ORIGIN_LINE, or speaks of one of UNSAID;
-    a function of facts.STUDENT_FUNCTIONS missing, without a region to write
+    a function the seed edition's students write missing, without a region to write
     in, or without its part's label ('[part e]') between the start of its
     definition (or its class) and its region; given code of
     facts.GIVEN_FOR_PARTS without its label; the LICENSE that ORIGIN_LINE
@@ -170,7 +171,7 @@ def student_file_problems(tree):
             starts = [start for start, _ in spans if node.lineno <= start < node.end_lineno]
             places[qualname] = (path, "\n".join(lines[outer.lineno - 1:starts[0] if starts else node.end_lineno]),
                                 bool(starts))
-    labelled = [(name, part, True) for name, part in STUDENT_FUNCTIONS.items()]
+    labelled = [(name, part, True) for name, part in EDITIONS[SEED_EDITION].parts.items()]
     labelled += [(name, part, False) for name, part in GIVEN_FOR_PARTS.items()]
     for name, part, needs_region in labelled:
         if name not in places:

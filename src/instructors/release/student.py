@@ -42,6 +42,8 @@ INSTRUCTORS = "instructors"
 # decoding cache writes out the blocks of part (g).
 LEFT_OUT = ("src/runtime/decoding/perceiver_cache.py",)
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+FACTS = "src/assignment/facts.py"
+UNSET_EDITION = "\nEDITION = None\n"  # this repository's line in FACTS: every edition
 
 
 class ReleaseError(Exception):
@@ -72,6 +74,17 @@ def starter_sources(repo_dir):
                                                                       os.path.join(src_dir, INSTRUCTORS)))
         files += [os.path.relpath(os.path.join(folder, name), repo_dir) for name in names if name.endswith(".py")]
     return sorted(path for path in files if path not in LEFT_OUT)
+
+
+def set_edition(facts_path, edition):
+    """Name `edition` in the starter's facts.py, whose stages, deliverables and parts then are that edition's."""
+    with open(facts_path, encoding="utf-8") as f:
+        text = f.read()
+    if text.count(UNSET_EDITION) != 1:
+        raise ReleaseError(f"{facts_path} does not hold the line {UNSET_EDITION.strip()!r} once, where the "
+                           f"starter's edition goes")
+    with open(facts_path, "w", encoding="utf-8") as f:
+        f.write(text.replace(UNSET_EDITION, f"\nEDITION = {edition!r}\n"))
 
 
 def write_cut_submission(src_dir, out_src_dir, second_model=EDITIONS[SEED_EDITION].second_model):
@@ -141,6 +154,7 @@ def build_student(repo_dir, data_dir, out_dir, thresholds_path=None):
     os.makedirs(out_dir)
     for path in TOP_FILES + NOTEBOOKS + tuple(starter_sources(repo_dir)):
         copy_file(os.path.join(repo_dir, path), os.path.join(out_dir, path))
+    set_edition(os.path.join(out_dir, FACTS), SEED_EDITION)
     cut_count = write_cut_submission(os.path.join(repo_dir, "src"), os.path.join(out_dir, "src"))
     for name in DATA_FILES:
         copy_file(os.path.join(data_dir, name), os.path.join(out_dir, "data", name))
