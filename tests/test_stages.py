@@ -248,11 +248,12 @@ def collect(tmp_path, monkeypatch, capsys):
     return collected
 
 
+# Each failure's patch, made anew for every run (a counted one must count from its first call each time).
 COLLECT_FAILURES = {
-    "the zip's mode refused": (os, "chmod", raising(PermissionError(errno.EPERM, "Operation not permitted"))),
-    "Ctrl-C at the fifth deliverable": (zipfile.ZipFile, "write",
-                                        raising_at(zipfile.ZipFile.write, 5, KeyboardInterrupt())),
-    "the rename refused": (os, "replace", raising(OSError(errno.EXDEV, "Invalid cross-device link"))),
+    "the zip's mode refused": lambda: (os, "chmod", raising(PermissionError(errno.EPERM, "Operation not permitted"))),
+    "Ctrl-C at the fifth deliverable": lambda: (zipfile.ZipFile, "write",
+                                                raising_at(zipfile.ZipFile.write, 5, KeyboardInterrupt())),
+    "the rename refused": lambda: (os, "replace", raising(OSError(errno.EXDEV, "Invalid cross-device link"))),
 }
 
 
@@ -262,7 +263,7 @@ def test_a_zip_that_fails_midway_leaves_the_earlier_zip_alone_and_the_next_one_w
     """Kills a temporary zip left beside the earlier one (the temporary made before the cleanup that
     removes it was armed), or the earlier zip replaced by a partial one."""
     with monkeypatch.context() as patch, pytest.raises((OSError, KeyboardInterrupt)):
-        patch.setattr(*COLLECT_FAILURES[failure])
+        patch.setattr(*COLLECT_FAILURES[failure]())
         collect()
     assert tree(tmp_path / "hand_in") == {"submission.zip": b"the earlier zip"}
     assert collect() == (0, "")
