@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from assignment.editions import EDITIONS, SEED_EDITION
 from instructors.release.__main__ import main as release_main
+from instructors.release.edition_blocks import for_edition
 from runtime.params import stamp
 from submission import GPT, GPTConfig
 
@@ -31,6 +33,12 @@ SOLUTION = REPO / "src" / "submission"
 def solution_sources():
     """{file name: text} of the reference solution's .py files, read byte for byte."""
     return {path.name: path.read_bytes().decode("utf-8") for path in sorted(SOLUTION.glob("*.py"))}
+
+
+def seed_sources():
+    """solution_sources() as the seed edition has them: the other editions' blocks left out."""
+    second_model = EDITIONS[SEED_EDITION].second_model
+    return {name: for_edition(text, second_model, name) for name, text in solution_sources().items()}
 
 
 def run_python(args, cwd=REPO, env=None, timeout=300):
@@ -70,7 +78,7 @@ HIDDEN_TESTS = {
                     "def vanilla_dev(ctx):\n    \"\"\"vanilla pretrained: dev accuracy, this term\"\"\"\n"
                     "    return score_predictions(ctx, \"vanilla.pretrain.dev.predictions\")\n"),
     "extra.py": ("from grading import check, graded\n\n\n"
-                 "@graded(\"1h-0-hidden\", points=1, visibility=\"hidden\", timeout=60)\n"
+                 "@graded(\"1i-0-hidden\", points=1, visibility=\"hidden\", timeout=60)\n"
                  "def extra(ctx):\n    \"\"\"an extra hidden test\"\"\"\n    check(True, \"never\")\n"),
 }
 

@@ -25,7 +25,7 @@ from instructors.release import checks, regions
 from stages import collect_submission
 
 from release_helpers import (HIDDEN_TESTS, REPO, SOLUTION, data_dir, files_under, release_here, run_python,
-                             run_release, solution_sources, write_hidden_tests, write_params)
+                             run_release, seed_sources, solution_sources, write_hidden_tests, write_params)
 
 
 DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
@@ -85,9 +85,10 @@ def release(tmp_path_factory, data_dir, thresholds, grading):
 # ------------------------------------------------------------ student tree
 
 def test_starter_regions_put_back_rebuild_the_solution_byte_for_byte(release):
+    """The seed edition's solution: the reference without the other editions' blocks."""
     starter = release / "student" / "src" / "submission"
-    assert sorted(p.name for p in starter.glob("*.py")) == sorted(solution_sources())
-    for name, solution in solution_sources().items():
+    assert sorted(p.name for p in starter.glob("*.py")) == sorted(seed_sources())
+    for name, solution in seed_sources().items():
         cut = (starter / name).read_bytes().decode("utf-8")
         if regions.locate(solution):
             assert cut != solution, f"{name} was not cut"
@@ -105,7 +106,7 @@ def signatures(text):
 
 
 def test_starter_keeps_every_signature_and_docstring(release):
-    for name, solution in solution_sources().items():
+    for name, solution in seed_sources().items():
         starter = (release / "student" / "src" / "submission" / name).read_text(encoding="utf-8")
         assert signatures(starter) == signatures(solution), name
 
@@ -193,7 +194,7 @@ def damage(kind, data, tmp_path):
     elif kind == "no labels":
         labels.unlink()
     elif kind == "solution":
-        longest = max(regions.regions(solution_sources()["helper.py"])[2].splitlines(), key=len)
+        longest = max(regions.regions(seed_sources()["helper.py"])[2].splitlines(), key=len)
         with open(data / "birth_places_train.tsv", "a", encoding="utf-8") as f:
             f.write(longest.strip() + "\n")
     elif kind == "broken test":

@@ -42,12 +42,12 @@ def test_hidden_tests_go_into_the_bundle_and_nowhere_in_the_starter(tmp_path, da
     assert all((hidden / "tests" / name).read_text(encoding="utf-8") == text for name, text in HIDDEN_TESTS.items())
     for tree in (out / "student", out / "autograder" / "starter"):
         texts = [p.read_bytes() for p in tree.rglob("*") if p.is_file()]
-        assert not [t for t in texts if b"1h-0-hidden" in t or b"min_accuracy=0.5" in t]
+        assert not [t for t in texts if b"1i-0-hidden" in t or b"min_accuracy=0.5" in t]
     listed = subprocess.run([sys.executable, "grader.py", "--list", "--hidden", str(hidden)], cwd=out / "student",
                             capture_output=True, text=True)
     assert listed.returncode == 0, listed.stderr
     assert "[from stricter.py, in place of grader.py's]" in listed.stdout
-    assert listed.stdout.splitlines()[-1] == "  1h-0-hidden     1 pts  an extra hidden test  [from extra.py]"
+    assert listed.stdout.splitlines()[-1] == "  1i-0-hidden     1 pts  an extra hidden test  [from extra.py]"
 
 
 def test_a_release_whose_student_files_lose_a_label_is_refused(tmp_path, data_dir):
