@@ -27,7 +27,9 @@ def printed(capsys, *argv):
 
 
 @pytest.mark.parametrize("stage, line", [
-    ("vanilla_pretrain", "span-corruption pretraining on wiki.txt (hours on a GPU): vanilla.pretrain.params"),
+    ("vanilla_pretrain", "span-corruption pretraining of the vanilla GPT on wiki.txt: vanilla.pretrain.params"),
+    ("rope_finetune_with_pretrain", "finetune the pretrained RoPE model: rope.pretrain.params, birth_places_train.tsv "
+                                    "-> rope.finetune.params"),
     ("vanilla_finetune_without_pretrain",
      "train a vanilla GPT from scratch on the training questions: birth_places_train.tsv -> vanilla.model.params"),
     ("perceiver_eval_dev_with_pretrain",

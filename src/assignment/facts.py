@@ -63,6 +63,19 @@ class Stage:
     summary: str = ''
 
 
+def pretrained_chain(variant, model):
+    """The four stages of `variant` with pretraining: pretrain, finetune, answer the dev and the test questions."""
+    pretrained, finetuned = f'{variant}.pretrain.params', f'{variant}.finetune.params'
+    return (Stage(f'{variant}_pretrain', 'pretrain', variant, pretrained,
+                  summary=f"span-corruption pretraining of the {model} on wiki.txt"),
+            Stage(f'{variant}_finetune_with_pretrain', 'finetune', variant, finetuned, pretrained, TRAIN_QUESTIONS,
+                  f"finetune the pretrained {model}"),
+            Stage(f'{variant}_eval_dev_with_pretrain', 'evaluate', variant, f'{variant}.pretrain.dev.predictions',
+                  finetuned, DEV_QUESTIONS, "answer the dev questions, print accuracy"),
+            Stage(f'{variant}_eval_test_with_pretrain', 'evaluate', variant, f'{variant}.pretrain.test.predictions',
+                  finetuned, 'test', "answer the test questions"))
+
+
 ALL_STAGES = (
     Stage('vanilla_finetune_without_pretrain', 'finetune', 'vanilla', 'vanilla.model.params',
           questions=TRAIN_QUESTIONS, summary="train a vanilla GPT from scratch on the training questions"),
@@ -70,30 +83,9 @@ ALL_STAGES = (
           'vanilla.model.params', DEV_QUESTIONS, "answer the dev questions, print accuracy"),
     Stage('vanilla_eval_test_without_pretrain', 'evaluate', 'vanilla', 'vanilla.nopretrain.test.predictions',
           'vanilla.model.params', 'test', "answer the test questions"),
-    Stage('vanilla_pretrain', 'pretrain', 'vanilla', 'vanilla.pretrain.params',
-          summary="span-corruption pretraining on wiki.txt (hours on a GPU)"),
-    Stage('vanilla_finetune_with_pretrain', 'finetune', 'vanilla', 'vanilla.finetune.params',
-          'vanilla.pretrain.params', TRAIN_QUESTIONS, "finetune the pretrained vanilla GPT"),
-    Stage('vanilla_eval_dev_with_pretrain', 'evaluate', 'vanilla', 'vanilla.pretrain.dev.predictions',
-          'vanilla.finetune.params', DEV_QUESTIONS, "answer the dev questions, print accuracy"),
-    Stage('vanilla_eval_test_with_pretrain', 'evaluate', 'vanilla', 'vanilla.pretrain.test.predictions',
-          'vanilla.finetune.params', 'test', "answer the test questions"),
-    Stage('perceiver_pretrain', 'pretrain', 'perceiver', 'perceiver.pretrain.params',
-          summary="span-corruption pretraining of the perceiver on wiki.txt"),
-    Stage('perceiver_finetune_with_pretrain', 'finetune', 'perceiver', 'perceiver.finetune.params',
-          'perceiver.pretrain.params', TRAIN_QUESTIONS, "finetune the pretrained perceiver"),
-    Stage('perceiver_eval_dev_with_pretrain', 'evaluate', 'perceiver', 'perceiver.pretrain.dev.predictions',
-          'perceiver.finetune.params', DEV_QUESTIONS, "answer the dev questions, print accuracy"),
-    Stage('perceiver_eval_test_with_pretrain', 'evaluate', 'perceiver', 'perceiver.pretrain.test.predictions',
-          'perceiver.finetune.params', 'test', "answer the test questions"),
-    Stage('rope_pretrain', 'pretrain', 'rope', 'rope.pretrain.params',
-          summary="span-corruption pretraining of the RoPE model on wiki.txt"),
-    Stage('rope_finetune_with_pretrain', 'finetune', 'rope', 'rope.finetune.params',
-          'rope.pretrain.params', TRAIN_QUESTIONS, "finetune the pretrained RoPE model"),
-    Stage('rope_eval_dev_with_pretrain', 'evaluate', 'rope', 'rope.pretrain.dev.predictions',
-          'rope.finetune.params', DEV_QUESTIONS, "answer the dev questions, print accuracy"),
-    Stage('rope_eval_test_with_pretrain', 'evaluate', 'rope', 'rope.pretrain.test.predictions',
-          'rope.finetune.params', 'test', "answer the test questions"),
+    *pretrained_chain('vanilla', 'vanilla GPT'),
+    *pretrained_chain('perceiver', 'perceiver'),
+    *pretrained_chain('rope', 'RoPE model'),
 )
 
 
