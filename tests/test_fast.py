@@ -27,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 
 VOCAB, BLOCK = 40, 32
 EXACT = dict(atol=1e-5, rtol=1e-5)  # fp32: the same numbers up to rounding
-VARIANTS = {"vanilla": {}, "perceiver": dict(perceiver=True, bottleneck_dim=12)}
+VARIANTS = {"vanilla": {}, "perceiver": dict(perceiver=True, bottleneck_dim=12), "rope": dict(rope=True)}
 
 
 def spread_weights(model, scale=0.3, seed=0):
