@@ -56,7 +56,8 @@ def test_the_chains_are_each_variants_training_and_dev_stages_in_the_stage_table
     assert full_run.CHAINS == {
         "vanilla": ("vanilla_finetune_without_pretrain", "vanilla_eval_dev_without_pretrain", "vanilla_pretrain",
                     "vanilla_finetune_with_pretrain", "vanilla_eval_dev_with_pretrain"),
-        "perceiver": ("perceiver_pretrain", "perceiver_finetune_with_pretrain", "perceiver_eval_dev_with_pretrain")}
+        "perceiver": ("perceiver_pretrain", "perceiver_finetune_with_pretrain", "perceiver_eval_dev_with_pretrain"),
+        "rope": ("rope_pretrain", "rope_finetune_with_pretrain", "rope_eval_dev_with_pretrain")}
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ pretrain, finetune, its dev evaluation) and the perceiver chain (pretrain,
 finetune, dev evaluation) run one after the other, or with --parallel side
 by side, sharing the device: a GPU that the 3.3M-parameter model leaves
 mostly idle does both in about the time of one, and each stage's figures are
-then those of a shared device. Params, predictions and each stage's log go
+then those of a shared device. `--chains vanilla,rope` runs the RoPE
+edition's two chains instead. Params, predictions and each stage's log go
 to OUT/files and OUT/logs, the run records to OUT/experiments, the table to
 OUT/table.md. Options after `--` go to every stage (e.g. `-- --seed 0`).
 """
@@ -32,7 +33,7 @@ from assignment.facts import STAGES
 REPO = Path(__file__).resolve().parents[2]
 # each variant's stages in the stage table's order, without the test-set evaluations (no labels to score)
 CHAINS = {variant: tuple(stage.name for stage in STAGES if stage.variant == variant and stage.questions != 'test')
-          for variant in ('vanilla', 'perceiver')}
+          for variant in ('vanilla', 'perceiver', 'rope')}
 TRAINED = re.compile(r"^trained (\d+) steps in [\d.]+ s \(([\d.]+) steps/s\)(?:, peak GPU memory (\d+) MiB)?$",
                      re.MULTILINE)
 CORRECT = re.compile(r"^Correct: ([\d.]+) out of ([\d.]+): ", re.MULTILINE)
@@ -107,8 +108,8 @@ def main(argv=None):
     parser.add_argument('--data_dir', default=str(REPO / 'data'), help="the five data files (default: ./data)")
     parser.add_argument('--out', required=True, help="folder for files, logs, records and table.md")
     parser.add_argument('--device', default='auto', help="DEVICE for every stage (default: auto)")
-    parser.add_argument('--parallel', action='store_true', help="run the two chains side by side")
-    parser.add_argument('--chains', default='vanilla,perceiver', help="which chains (default: both)")
+    parser.add_argument('--parallel', action='store_true', help="run the chains side by side")
+    parser.add_argument('--chains', default='vanilla,perceiver', help="which chains, of vanilla, perceiver and rope (default: the seed edition's two)")
     parser.add_argument('options', nargs='*', help="options for every stage, after --")
     args = parser.parse_args(argv)
     unknown = [name for name in args.chains.split(',') if name not in CHAINS]
