@@ -133,16 +133,22 @@ def test_under_a_process_group_the_model_runs_in_ddp_on_its_own_gpu(monkeypatch)
 
 def test_the_model_is_compiled_with_the_backend_asked_and_only_when_asked(monkeypatch):
     """Kills the backend dropped on its way to torch.compile (the course's `compile aot_eager` compiling with
-    inductor), or a model compiled without --compile."""
+    inductor), a model compiled without --compile, or one compiled for changing shapes (the batches are
+    whole when compiled: one static shape)."""
     compiled = []
-    monkeypatch.setattr(fast_training.torch, "compile", lambda model, backend: compiled.append(backend) or model)
+    monkeypatch.setattr(fast_training.torch, "compile",
+                        lambda model, backend, dynamic: compiled.append((backend, dynamic)) or model)
     model = torch.nn.Linear(1, 1)
     FastSteps(torch.device("cpu"), 8).wrap(model)
     FastSteps(torch.device("cpu"), 8, compile=True).wrap(model)
     FastSteps(torch.device("cpu"), 8, compile=True, backend="aot_eager").wrap(model)
     trainer = Trainer(model, [], None, TrainerConfig(batch_size=8))
     plug_into(trainer, torch.device("cpu"), compile=True, backend="cudagraphs", seeded_batches=False).steps.wrap(model)
-    assert compiled == ["inductor", "aot_eager", "cudagraphs"]
+    assert compiled == [("inductor", False), ("aot_eager", False), ("cudagraphs", False)]
+    x, y = torch.ones(4, 10, dtype=torch.long), torch.zeros(4, 10, dtype=torch.long)
+    y[:2, :3] = 1
+    groups, positions = FastSteps(torch.device("cpu"), 4, compile=True).collate(list(zip(x, y)))
+    assert [(tuple(x_g.shape), share) for x_g, _, share in groups] == [((4, 10), 1.0)] and positions == 40
 
 
 class TwoProcesses:

@@ -109,18 +109,24 @@ class FastSteps:
     The step and the batch collation of a fast run on `device`: batches cut into
     length groups, autocast at `precision` ('tf32' and 'fp32': none, 'bf16',
     'fp16'; on CUDA every precision but 'fp32' allows TF32 matrix products),
-    a grad scaler for fp16, the model compiled if `compile`. Under several
-    processes the model runs in DistributedDataParallel, and each process
-    weights its groups by their share of the global batch's targets, so that
-    DDP's average of the processes' gradients is the global batch's gradient.
+    a grad scaler for fp16, the model compiled if `compile`. Compiled, a batch
+    is kept whole at the block's width unless trim_padding says otherwise:
+    one shape, compiled once, where trimmed widths change from step to step
+    and each new one recompiles (`./run.sh bench --parts compile`). Under
+    several processes the model runs in DistributedDataParallel, and each
+    process weights its groups by their share of the global batch's targets,
+    so that DDP's average of the processes' gradients is the global batch's
+    gradient.
     """
 
-    def __init__(self, device, batch_size, precision='tf32', compile=False, trim_padding=True, length_groups=None,
+    def __init__(self, device, batch_size, precision='tf32', compile=False, trim_padding=None, length_groups=None,
                  backend='inductor'):
         self.device = device
         self.dtype = autocast_dtype(precision)
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.dtype == torch.float16)
         self.compile, self.backend = compile, backend
+        trim_padding = not compile if trim_padding is None else trim_padding
+        self.dynamic = None if trim_padding else False  # whole batches: one static shape (and the last batch's)
         self.step_model = None  # the module the steps run: the trainer's model, or its compiled form
         groups = length_groups or default_length_groups(device, batch_size)
         self.collate = functools.partial(collate_batch, trim_padding=trim_padding, groups=groups)
@@ -148,7 +154,7 @@ class FastSteps:
         """The module the steps run: the model, in DDP under several processes, compiled if asked."""
         if dist.is_initialized():
             model = DistributedDataParallel(model, device_ids=[self.device] if self.device.type == 'cuda' else None)
-        return torch.compile(model, backend=self.backend) if self.compile else model
+        return torch.compile(model, backend=self.backend, dynamic=self.dynamic) if self.compile else model
 
     def global_batch(self, groups, positions):
         """(this process's weight, the global batch's positions): the weight is N * t / T for t of

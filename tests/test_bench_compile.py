@@ -1,0 +1,49 @@
+"""
+Eager against torch.compile over the stages' real batches
+(src/instructors/bench_compile.py), on a tiny model with dynamo's "eager"
+backend (graphs captured, nothing compiled to code): the compiled stages keep
+one batch shape, the trimmed widths recompile, and every way trains the same
+losses.
+"""
+
+import pytest
+import torch
+
+from instructors import bench_compile
+from submission import CharCorruptionDataset, GPT, NameDataset
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+SHAPE = dict(batch_size=16, learning_rate=6e-4, max_epochs=1)
+
+
+@pytest.fixture(scope="module")
+def names(corpus):
+    return NameDataset(corpus.questions, CharCorruptionDataset(corpus.wiki, 64))
+
+
+def tiny_model(names, tiny_config):
+    return lambda: GPT(tiny_config(len(names.stoi), 64, n_layer=2))
+
+
+def test_compiled_steps_keep_one_shape_and_trimmed_widths_recompile(names, tiny_config):
+    """Kills compiled batches left trimmed (a graph a width), or a compiled path that trains
+    other numbers than eager (whole batches: the PAD targets are ignored)."""
+    steps = 12  # 200 questions: an epoch of 13 batches of 16, so no partial batch here
+    runs = {way: bench_compile.timed_steps(tiny_model(names, tiny_config), names, SHAPE, torch.device("cpu"), steps,
+                                           "fp32", "eager", 0, options)
+            for way, options in bench_compile.WAYS.items()}
+    assert [len(runs[way][0]) for way in runs] == [steps] * 3
+    assert runs["eager"][2] == 0 and runs["compiled"][2] == 1
+    assert runs["compiled, trimmed widths"][2] > 1
+    for way in ("compiled", "compiled, trimmed widths"):
+        assert runs[way][1] == pytest.approx(runs["eager"][1], rel=1e-5)
+
+
+def test_the_rows_compare_each_compiled_way_with_eager(names, tiny_config):
+    rows = bench_compile.compile_rows(tiny_model(names, tiny_config), [("finetuning", names, SHAPE)],
+                                      torch.device("cpu"), 3, "fp32", "eager", 0)
+    assert [row[0].split(",")[0] for row in rows] == ["finetuning step s after the first"] * 2
+    for measure, eager, compiled, ratio, check in rows:
+        assert ratio == pytest.approx(float(eager) / float(compiled), rel=1e-2)
+        assert "graphs" in check and "from eager's" in check
+    assert rows[0][4].startswith("compiled: first step") and rows[1][4].startswith("compiled, trimmed widths:")
