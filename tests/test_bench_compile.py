@@ -6,6 +6,8 @@ one batch shape, the trimmed widths recompile, and every way trains the same
 losses.
 """
 
+import re
+
 import pytest
 import torch
 
@@ -32,18 +34,19 @@ def test_compiled_steps_keep_one_shape_and_trimmed_widths_recompile(names, tiny_
     runs = {way: bench_compile.timed_steps(tiny_model(names, tiny_config), names, SHAPE, torch.device("cpu"), steps,
                                            "fp32", "eager", 0, options)
             for way, options in bench_compile.WAYS.items()}
-    assert [len(runs[way][0]) for way in runs] == [steps] * 3
-    assert runs["eager"][2] == 0 and runs["compiled"][2] == 1
+    assert [len(runs[way][0]) for way in runs] == [steps] * 4
+    assert runs["eager"][2] == 0 and runs["compiled"][2] == 1 and runs["compiled, trimmed widths, dynamic"][2] == 1
     assert runs["compiled, trimmed widths"][2] > 1
-    for way in ("compiled", "compiled, trimmed widths"):
+    for way in list(bench_compile.WAYS)[1:]:
         assert runs[way][1] == pytest.approx(runs["eager"][1], rel=1e-5)
 
 
 def test_the_rows_compare_each_compiled_way_with_eager(names, tiny_config):
     rows = bench_compile.compile_rows(tiny_model(names, tiny_config), [("finetuning", names, SHAPE)],
                                       torch.device("cpu"), 3, "fp32", "eager", 0)
-    assert [row[0].split(",")[0] for row in rows] == ["finetuning step s after the first"] * 2
+    assert [row[0].split(",")[0] for row in rows] == ["finetuning step s after the first"] * 3
     for measure, eager, compiled, ratio, check in rows:
         assert ratio == pytest.approx(float(eager) / float(compiled), rel=1e-2)
         assert "graphs" in check and "from eager's" in check
-    assert rows[0][4].startswith("compiled: first step") and rows[1][4].startswith("compiled, trimmed widths:")
+    assert [row[4].split(":")[0] for row in rows] == list(bench_compile.WAYS)[1:]
+    assert all(re.search(r"loss \S+ from eager's \(relative\) at the first step", row[4]) for row in rows)
