@@ -52,6 +52,10 @@ from runtime.seeds import record_seed, run_seed
 from runtime.training.duration import DurationEstimate
 from runtime.training.fast_training import plug_into
 
+EAGER_NOT_COMPILED = ("run.py: compile: the stages train eager: on an H200 no compiled pretraining step was faster "
+                      "(0.8-0.9x, after 10-22 s of compiling; docs/gpu.md), and ./run.sh bench --parts compile "
+                      "measures this machine")
+
 
 def build_model(args, vocab_size, size):
     """The student's model of the variant, or PartFailure naming what is missing."""
@@ -173,11 +177,9 @@ def train(args, inputs, processes):
                                              BLOCK_SIZE, model, args.finetune_lr, writer=recorder)
         written(tconf, args.function, 'returned no TrainerConfig')
         written(trainer, args.function, 'returned no Trainer')
-        try:
-            training = plug_into(trainer, inputs.device, args.precision, args.compile, processes, args.seed,
-                                 backend=args.backend, **training_overrides(args))
-        except ValueError as error:
-            raise InputError(str(error)) from None
+        if args.compile and processes.main:
+            print(EAGER_NOT_COMPILED, file=sys.stderr)
+        training = fast_training(trainer, inputs.device, args, processes)
         identity = run_identity(args, inputs, trainer.config, processes)
         resume = read_checkpoint(checkpoint, identity) if args.resume else None
         if resume and recorder:
@@ -200,6 +202,14 @@ def train(args, inputs, processes):
     if processes.main:
         print(f"saved parameters to {args.writing_params_path}")
         print(training_summary(trainer.step - first_step, seconds, inputs.device))
+
+
+def fast_training(trainer, device, args, processes):
+    """The stages' FastTraining plugged into the student's `trainer`, with this run's settings."""
+    try:
+        return plug_into(trainer, device, args.precision, False, processes, args.seed, **training_overrides(args))
+    except ValueError as error:
+        raise InputError(str(error)) from None
 
 
 def training_summary(steps, seconds, device):

@@ -28,14 +28,16 @@ def tiny_model(names, tiny_config):
 
 
 def test_compiled_steps_keep_one_shape_and_trimmed_widths_recompile(names, tiny_config):
-    """Kills compiled batches left trimmed (a graph a width), or a compiled path that trains
-    other numbers than eager (whole batches: the PAD targets are ignored)."""
+    """Kills whole batches left trimmed (a graph a width), a width not made symbolic, or a compiled
+    way that trains other numbers than eager (the PAD targets are ignored; measured 2.5e-7 apart at one
+    and two threads)."""
     steps = 12  # 200 questions: an epoch of 13 batches of 16, so no partial batch here
     runs = {way: bench_compile.timed_steps(tiny_model(names, tiny_config), names, SHAPE, torch.device("cpu"), steps,
                                            "fp32", "eager", 0, options)
             for way, options in bench_compile.WAYS.items()}
     assert [len(runs[way][0]) for way in runs] == [steps] * 4
-    assert runs["eager"][2] == 0 and runs["compiled"][2] == 1 and runs["compiled, trimmed widths, dynamic"][2] == 1
+    assert runs["eager"][2] == 0 and runs["compiled, whole batches"][2] == 1
+    assert runs["compiled, trimmed widths, dynamic"][2] == 1
     assert runs["compiled, trimmed widths"][2] > 1
     for way in list(bench_compile.WAYS)[1:]:
         assert runs[way][1] == pytest.approx(runs["eager"][1], rel=1e-5)

@@ -7,11 +7,12 @@ seconds of a step after the first (the first is where compiling happens),
 the first step's seconds, the graphs compiled, and the largest difference
 of a step's loss from eager's.
 
-Compiled, the stages keep each batch whole at the block's width: one shape,
-compiled once. The trimmed batches of the eager path change width from step
-to step, and each new width recompiles until torch.compile makes the width
-symbolic; that way is timed beside it ("compiled, trimmed widths"), and so
-is a compilation symbolic from the start ("..., dynamic"). The losses of
+The trimmed batches of the eager path change width from step to step, and
+each new width recompiles until torch.compile makes the width symbolic
+("compiled, trimmed widths"); a compilation symbolic from the start
+("..., dynamic") and whole batches at the block's width, one static shape
+("compiled, whole batches"), are timed beside it. The stages train eager:
+docs/gpu.md has what this measured. The losses of
 the first step (the same weights, the same batch) tell whether the ways
 compute the same; later ones drift apart with the rounding.
 """
@@ -30,9 +31,9 @@ from submission.trainer import optimizer_groups
 
 WAYS = {  # name: FastSteps options
     'eager': dict(compile=False),
-    'compiled': dict(compile=True),
-    'compiled, trimmed widths': dict(compile=True, trim_padding=True),
-    'compiled, trimmed widths, dynamic': dict(compile=True, trim_padding=True, dynamic=True),
+    'compiled, whole batches': dict(compile=True, trim_padding=False),
+    'compiled, trimmed widths': dict(compile=True),
+    'compiled, trimmed widths, dynamic': dict(compile=True, dynamic=True),
 }
 
 

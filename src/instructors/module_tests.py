@@ -59,7 +59,7 @@ MODULE_TESTS = {
     'src/runtime/training/distributed.py': ('tests/test_distributed.py',),
     'src/runtime/training/duration.py': ('tests/test_duration.py',),
     'src/runtime/training/fast_training.py': ('tests/test_fast_training.py', 'tests/test_fast.py',
-                                              'tests/test_trainer.py'),
+                                              'tests/test_trainer.py', 'tests/test_bench_compile.py'),
     'src/runtime/training/records.py': ('tests/test_records.py',),
     'src/runtime/decoding/__init__.py': DECODING_TESTS,
     'src/runtime/decoding/greedy.py': DECODING_TESTS,
@@ -93,6 +93,7 @@ MODULE_TESTS = {
     # the instructors' tools
     'src/instructors/agreement.py': ('tests/test_agreement.py',),
     'src/instructors/bench.py': ('tests/test_bench.py',),
+    'src/instructors/bench_compile.py': ('tests/test_bench_compile.py',),
     'src/instructors/demo.py': ('tests/test_demo.py',),
     'src/instructors/full_run.py': FULL_RUN_TESTS,
     'src/instructors/mutate.py': ('tests/test_mutation_check.py', 'tests/test_plausible.py'),

@@ -64,11 +64,11 @@ def parse_args(argv):
                         "fp32 elsewhere; fp32: full fp32 products, as the course's code; bf16 made the graded "
                         "pretraining diverge on a GPU)")
     p.add_argument('--compile', action=argparse.BooleanOptionalAction, default=False,
-                   help="torch.compile the model for training (default: not; the course's run.sh words "
-                        "'compile' and 'no-compile')")
+                   help="the course's run.sh words 'compile' and 'no-compile': the stages train eager either "
+                        "way, measured faster than compiled (./run.sh bench --parts compile; docs/gpu.md)")
     p.add_argument('--backend', default='inductor', choices=COMPILE_BACKENDS,
-                   help="torch.compile's backend with --compile (default %(default)s; the course's run.sh word "
-                        "after 'compile')")
+                   help="torch.compile's backend (default %(default)s; the course's run.sh word after 'compile'), "
+                        "for ./run.sh bench")
     p.add_argument('--seed', type=number_from(0, SEED_RANGE - 1),
                    help="the run's seed (default: drawn at random, or the recorded one with --resume; recorded in "
                         "the run's seed.txt and the params)")

@@ -17,7 +17,7 @@ SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTRUCTORS_DIR = os.path.join(SRC_DIR, 'instructors')
 
 HEADER = """usage: ./run.sh <stage> [options]
-       ./run.sh <graded stage> [compile|no-compile] [backend] [options]   (the course's words: torch.compile)
+       ./run.sh <graded stage> [compile|no-compile] [backend] [options]   (the course's words; the stages train eager)
 
 Graded stages (files go to $OUT_DIR, default src/submission/, smoke/ for SMALL=1; data from $DATA_DIR, default ./data):"""
 FOOTER = """Settings: DATA_DIR, OUT_DIR, EXPERIMENTS_DIR, TEST_FILE, DEVICE, SMALL=1 (smoke test, not for grading),

@@ -109,23 +109,21 @@ class FastSteps:
     The step and the batch collation of a fast run on `device`: batches cut into
     length groups, autocast at `precision` ('tf32' and 'fp32': none, 'bf16',
     'fp16'; on CUDA every precision but 'fp32' allows TF32 matrix products),
-    a grad scaler for fp16, the model compiled if `compile`. Compiled, a batch
-    is kept whole at the block's width unless trim_padding says otherwise:
-    one shape, compiled once, where trimmed widths change from step to step
-    and each new one recompiles (`./run.sh bench --parts compile`). Under
-    several processes the model runs in DistributedDataParallel, and each
+    a grad scaler for fp16, the model compiled if `compile` (the stages never
+    ask: eager was measured faster, `./run.sh bench --parts compile`); whole
+    batches (trim_padding False) are compiled for their one static shape.
+    Under several processes the model runs in DistributedDataParallel, and each
     process weights its groups by their share of the global batch's targets,
     so that DDP's average of the processes' gradients is the global batch's
     gradient.
     """
 
-    def __init__(self, device, batch_size, precision='tf32', compile=False, trim_padding=None, length_groups=None,
+    def __init__(self, device, batch_size, precision='tf32', compile=False, trim_padding=True, length_groups=None,
                  backend='inductor'):
         self.device = device
         self.dtype = autocast_dtype(precision)
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.dtype == torch.float16)
         self.compile, self.backend = compile, backend
-        trim_padding = not compile if trim_padding is None else trim_padding
         self.dynamic = None if trim_padding else False  # whole batches: one static shape (and the last batch's)
         self.step_model = None  # the module the steps run: the trainer's model, or its compiled form
         groups = length_groups or default_length_groups(device, batch_size)
