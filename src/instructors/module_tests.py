@@ -51,8 +51,9 @@ MODULE_TESTS = {
     # the runtime
     'src/runtime/inputs.py': ('tests/test_runtime_inputs.py',),
     'src/runtime/atomic_files.py': ('tests/test_atomic_files.py',),
-    'src/runtime/params.py': ('tests/test_params.py', 'tests/test_run_rope.py'),
-    'src/runtime/command_line.py': ('tests/test_command_line.py', 'tests/test_configuration.py'),
+    'src/runtime/params.py': ('tests/test_params.py', 'tests/test_run_rope.py',
+                   'tests/test_run_plain.py'),
+    'src/runtime/command_line.py': ('tests/test_command_line.py', 'tests/test_configuration.py', 'tests/test_run_plain.py'),
     'src/runtime/seeds.py': ('tests/test_seeds.py',),
     'src/runtime/training/batches.py': ('tests/test_batches.py', 'tests/test_runtime_training.py'),
     'src/runtime/training/checkpoint.py': ('tests/test_checkpoint.py', 'tests/test_runtime_training.py'),
@@ -68,7 +69,8 @@ MODULE_TESTS = {
     'src/runtime/decoding/perceiver_cache.py': DECODING_TESTS,
     # the stages
     'src/run.py': ('tests/test_atomic_files.py', 'tests/test_seeds.py', 'tests/test_run_main.py',
-                   'tests/test_run_bad_inputs.py', 'tests/test_run_student_code.py', 'tests/test_run_stages.py', 'tests/test_run_rope.py'),
+                   'tests/test_run_bad_inputs.py', 'tests/test_run_student_code.py', 'tests/test_run_stages.py', 'tests/test_run_rope.py',
+                   'tests/test_run_plain.py'),
     'src/stages/collect_submission.py': ('tests/test_stages.py', 'tests/test_stages_collect_submission.py'),
     'src/stages/help.py': ('tests/test_help.py', 'tests/test_run_sh.py'),
     'src/stages/london_baseline.py': ('tests/test_london_baseline.py',),

@@ -75,6 +75,10 @@ def parse_args(argv):
     p.add_argument('--eval_batch_size', type=POSITIVE, default=256, help="questions decoded together")
     p.add_argument('--resume', action='store_true', help="continue from the run's last checkpoint "
                                                          "(<experiments_dir>/<run>/checkpoint.pt)")
+    p.add_argument('--plain', action='store_true',
+                   help="train with src/submission/trainer.py's Trainer exactly as written (its DataLoader, AdamW "
+                        "and step), where the stages otherwise plug in their own batches, fused AdamW and step: "
+                        "slower, one process, no checkpoints")
     p.add_argument('--checkpoint_every', type=POSITIVE, default=CHECKPOINT_EVERY,
                    help=f"steps between checkpoints (default {CHECKPOINT_EVERY}; also one at each epoch's end)")
     stage = p.add_argument_group("a graded stage of run.sh, in place of --function, --variant and the paths")
@@ -93,6 +97,8 @@ def parse_args(argv):
     small.add_argument('--dropout', type=number_from(0, 1, float),
                        help="every dropout probability (default: the model's, 0.1)")
     args = p.parse_args(argv)
+    if args.plain and args.resume:
+        p.error("--plain takes no checkpoints, so there is none to --resume")
     args.configuration = configuration(args)
     if args.stage:
         fill_stage(args)

@@ -22,7 +22,8 @@ HEADER = """usage: ./run.sh <stage> [options]
 Graded stages (files go to $OUT_DIR, default src/submission/, smoke/ for SMALL=1; data from $DATA_DIR, default ./data):"""
 FOOTER = """Settings: DATA_DIR, OUT_DIR, EXPERIMENTS_DIR, TEST_FILE, DEVICE, SMALL=1 (smoke test, not for grading),
 NPROC=N (processes, e.g. one per GPU), RESUME=1 (continue from the last checkpoint), PYTHON.
-Options after a graded stage go to src/run.py (python3 src/run.py --help lists them)."""
+Options after a graded stage go to src/run.py (python3 src/run.py --help lists them), e.g. --plain: train with
+src/submission/trainer.py exactly as written, where the stages otherwise put in their own batches, AdamW and step."""
 
 
 def available_other_stages():

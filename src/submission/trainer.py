@@ -24,6 +24,10 @@ the trainer at three events:
                       or another self.train_step
     'on_batch_end'    after each step and its learning-rate update
     'on_epoch_end'    after the epoch's checkpoint
+
+The stages (./run.sh) put their own batches, fused AdamW and step in at
+'on_train_start' (the same numbers, faster); `./run.sh <stage> --plain`
+trains with this loop exactly as written.
 """
 
 import math
