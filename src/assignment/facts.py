@@ -1,11 +1,12 @@
 """
-The assignment's facts, each stated once: the graded model and training
-settings, the reserved characters, the data files, the stage table (stage ->
-function, variant, the files it reads and writes, the stage that makes each
-of its inputs), the deliverables and the functions students write. grader.py
-and the grading package, run.py, the stages, the release and the bench all
-read them from here. Standard library only, so that `./run.sh help` and the
-grader's own process work before torch is imported.
+The assignment's facts, each stated once: the oldest Python it runs on, the
+graded model and training settings, the reserved characters, the data files,
+the stage table (stage -> function, variant, the files it reads and writes,
+the stage that makes each of its inputs), the deliverables and the functions
+students write. grader.py and the grading package, run.py, the stages, the
+release and the bench all read them from here. Standard library only, so
+that `./run.sh help` and the grader's own process work before torch is
+imported.
 """
 
 from dataclasses import dataclass
@@ -16,6 +17,10 @@ from .editions import EDITIONS, SEED_EDITION
 # The edition of this checkout: None in this repository, which runs every edition's stages; a starter's
 # (instructors/release) names its own, and then only its stages are run, handed in and listed.
 EDITION = None
+
+# The oldest Python the assignment runs on: torch 2.13.0 (requirements.txt) has no wheel for an older one.
+# run.sh refuses an older one; README.md, environment.yml and the starter's README state it too.
+PYTHON_MINIMUM = (3, 10)
 
 BLOCK_SIZE = 128
 GRADED_MODEL = dict(n_layer=4, n_head=8, n_embd=256)
