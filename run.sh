@@ -41,6 +41,11 @@ fail() {
     exit 1
 }
 
+# The oldest Python the assignment runs on is PYTHON_MINIMUM of src/assignment/facts.py; every stage needs it.
+command -v "$PYTHON" >/dev/null || fail "$PYTHON not found: install Python 3.10 or newer, or set PYTHON"
+version=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2]); sys.exit(sys.version_info < (3, 10))') \
+    || fail "$PYTHON is Python ${version:-?}: the assignment needs Python 3.10 or newer; install it, or set PYTHON"
+
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 
 usage() {
@@ -49,7 +54,6 @@ usage() {
 
 ensure_packages() {  # install, from requirements.txt, those of the given modules that are not importable
                     # (module:package where the two names differ, e.g. yaml:pyyaml)
-    command -v "$PYTHON" >/dev/null || fail "$PYTHON not found: install Python 3.9 or newer, or set PYTHON"
     local missing requirements=() module package
     missing=$("$PYTHON" -c 'import importlib.util, sys
 print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m.split(":")[0]) is None))' "$@")
