@@ -45,7 +45,8 @@ MODULE_TESTS = {
     'src/submission/trainer.py': ('tests/test_trainer.py', 'tests/test_recipe.py'),
     'src/submission/utils.py': ('tests/test_utils.py', 'tests/test_greedy_ties.py'),
     # the assignment's facts
-    'src/assignment/facts.py': ('tests/test_facts.py', 'tests/test_layout.py', 'tests/test_configuration.py'),
+    'src/assignment/facts.py': ('tests/test_facts.py', 'tests/test_layout.py', 'tests/test_configuration.py',
+                                'tests/test_python_minimum.py'),
     'src/assignment/not_written_yet.py': HANDOUT_TESTS,
     'src/assignment/editions.py': ('tests/test_editions.py',),
     # the runtime
@@ -75,7 +76,7 @@ MODULE_TESTS = {
     'src/stages/help.py': ('tests/test_help.py', 'tests/test_run_sh.py'),
     'src/stages/london_baseline.py': ('tests/test_london_baseline.py',),
     'src/stages/plot.py': ('tests/test_plot.py',),
-    'run.sh': ('tests/test_run_sh.py',),
+    'run.sh': ('tests/test_run_sh.py', 'tests/test_python_minimum.py'),
     # the grader
     'grader.py': ('tests/test_grader_judges.py',),
     'src/grading/bundle.py': ('tests/test_grading_bundle.py', 'tests/test_bundle_settings.py'),
