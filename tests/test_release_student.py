@@ -19,7 +19,7 @@ import pytest
 
 from assignment.editions import SEED_EDITION
 from assignment.facts import DATA_FILES, DELIVERABLES, TEST_LABELS
-from instructors.release import regions, student
+from instructors.release import readme_tables, regions, student
 
 from runtime_helpers import files_under
 
@@ -145,6 +145,8 @@ def test_the_starter_holds_what_students_need_and_nothing_more(repository, data,
     listed = [line for line in readme.splitlines() if line[:1].isdigit() and ". src/submission/" in line]
     assert listed == [f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1)]
     assert "- `1g-1-hidden` (perceiver: dev accuracy): at least 2.4%" in readme
+    assert readme_tables.stage_table(SEED_EDITION) in readme
+    assert readme_tables.part_table(SEED_EDITION, out / "src" / "submission") in readme
     assert (out / "src/assignment/facts.py").read_text() == f"# the facts\n\nEDITION = {SEED_EDITION!r}\nSTAGES = ()\n"
 
 

@@ -49,6 +49,7 @@ MODULE_TESTS = {
                                 'tests/test_python_minimum.py'),
     'src/assignment/not_written_yet.py': HANDOUT_TESTS,
     'src/assignment/editions.py': ('tests/test_editions.py',),
+    'src/assignment/measured.py': ('tests/test_measured.py', 'tests/test_release_readme_tables.py'),
     # the runtime
     'src/runtime/inputs.py': ('tests/test_runtime_inputs.py',),
     'src/runtime/atomic_files.py': ('tests/test_atomic_files.py',),
@@ -112,6 +113,7 @@ MODULE_TESTS = {
     'src/instructors/release/edition_blocks.py': ('tests/test_release_edition_blocks.py',
                                                   'tests/test_release_regions.py'),
     'src/instructors/release/student.py': ('tests/test_release_student.py', 'tests/test_release_checks.py'),
+    'src/instructors/release/readme_tables.py': ('tests/test_release_readme_tables.py', 'tests/test_release_student.py'),
     'src/instructors/copies/__main__.py': ('tests/test_copies_main.py', 'tests/test_staging.py'),
     'src/instructors/copies/answers.py': ('tests/test_copies_answers.py', 'tests/test_copies_main.py'),
     'src/instructors/copies/class_regeneration.py': ('tests/test_copies_class_regeneration.py',),

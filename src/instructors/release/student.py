@@ -29,8 +29,11 @@ from assignment.facts import DATA_FILES, DELIVERABLES
 from grading import registry
 from grading.handout.predictions import needed
 
+from assignment.measured import GPU
+
 from . import regions
 from .edition_blocks import for_edition
+from .readme_tables import part_table, stage_table
 
 TOP_FILES = ("run.sh", "grader.py", "environment.yml", "requirements.txt", "LICENSE")
 # The notebooks students open first: the handout's minGPT demo, and attention for the written part.
@@ -132,14 +135,17 @@ def thresholds_in_words(repo_dir, thresholds_path=None):
                      for test in registry.select([]) if test.thresholds)
 
 
-def write_readme(repo_dir, out_dir, thresholds_path=None):
-    """The student README, with the environment's name, the deliverables and the tests' thresholds."""
+def write_readme(repo_dir, out_dir, thresholds_path=None, edition=SEED_EDITION):
+    """The student README, with the environment's name, the deliverables, the tests' thresholds, and the
+    edition's parts (of the cut package in out_dir) and stages."""
     with open(os.path.join(TEMPLATES, "README.student.md"), encoding="utf-8") as f:
         template = f.read()
     listed = "\n".join(f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1))
     thresholds = thresholds_in_words(repo_dir, thresholds_path)
+    parts = part_table(edition, os.path.join(out_dir, "src", SUBMISSION))
     text = (template.replace("{environment}", environment_name(repo_dir)).replace("{deliverables}", listed)
-            .replace("{thresholds}", thresholds))
+            .replace("{thresholds}", thresholds).replace("{parts}", parts)
+            .replace("{stages}", stage_table(edition)).replace("{gpu}", GPU))
     with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
         f.write(text)
 

@@ -1,0 +1,67 @@
+"""
+The tables of the starter's README, made from the facts instead of typed:
+the handout's parts, each with the files and functions students write for
+it (the edition's part letters, assignment/editions.py), and the graded
+stages, each with the file it writes and what a full run of it took and
+ended with on a GPU (assignment/measured.py).
+"""
+
+import ast
+import os
+
+from assignment.editions import EDITIONS
+from assignment.facts import stages_of
+from assignment.measured import GPU, STAGE_FIGURES
+
+
+def definitions(submission_dir):
+    """{name: file} of the package's functions and classes, and 'Class.method' of their methods."""
+    where = {}
+    for name in sorted(os.listdir(submission_dir)):
+        if not name.endswith(".py"):
+            continue
+        with open(os.path.join(submission_dir, name), encoding="utf-8") as f:
+            tree = ast.parse(f.read(), name)
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                where[node.name] = name
+            if isinstance(node, ast.ClassDef):
+                where.update((f"{node.name}.{item.name}", name) for item in node.body
+                             if isinstance(item, ast.FunctionDef))
+    return where
+
+
+def part_table(edition, submission_dir):
+    """| part | files | functions | of each part letter of `edition`, in the letters' order, with the
+    files of the package in `submission_dir` that define them (a function missing there is the
+    release checks' to refuse)."""
+    functions = {}  # letter -> the functions of that part
+    for function, letters in EDITIONS[edition].parts.items():
+        for letter in letters.split(" and "):
+            functions.setdefault(letter, []).append(function)
+    where = definitions(submission_dir)
+    rows = ["| part | files | what you write |", "|---|---|---|"]
+    for letter, names in sorted(functions.items()):
+        files = sorted({where[name] for name in names if name in where})
+        rows.append(f"| ({letter}) | {', '.join(f'`{file}`' for file in files)} | "
+                    f"{', '.join(f'`{name}`' for name in names)} |")
+    return "\n".join(rows)
+
+
+def healthy_end(figures):
+    """What a healthy full run of a stage ends with, in words ('' when not measured)."""
+    if figures is None:
+        return ""
+    if figures.dev_accuracy is not None:
+        return f"dev accuracy {100 * figures.dev_accuracy:.1f}%"
+    return "" if figures.last_loss is None else f"loss near {figures.last_loss:.2f}"
+
+
+def stage_table(edition):
+    """| command | writes | time on the GPU | healthy end | of each graded stage of `edition`."""
+    rows = [f"| stage | writes (in `src/submission/`) | on {GPU} | a healthy run ends with |", "|---|---|---|---|"]
+    for stage in stages_of(edition):
+        figures = STAGE_FIGURES.get(stage.name)
+        took = "not yet measured" if figures is None else f"{figures.seconds} s"
+        rows.append(f"| `./run.sh {stage.name}` | `{stage.writes}` | {took} | {healthy_end(figures)} |")
+    return "\n".join(rows)

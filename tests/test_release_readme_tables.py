@@ -1,0 +1,67 @@
+"""
+The starter README's tables (src/instructors/release/readme_tables.py), made
+from the facts: each edition's parts with the files and functions of the
+reference's package, and its graded stages with what a full run on a GPU
+took and ended with.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from assignment.editions import EDITIONS
+from assignment.facts import stages_of
+from assignment.measured import GPU, STAGE_FIGURES
+from instructors.release import readme_tables
+
+SUBMISSION = Path(__file__).resolve().parents[1] / "src" / "submission"
+
+
+def rows(table):
+    """The cells of a markdown table's rows, without its header and rule."""
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+
+
+@pytest.mark.parametrize("edition", ["fall2023", "winter2025", "spring2026"])
+def test_each_part_lists_the_editions_functions_and_the_files_that_define_them(edition):
+    """Kills a function left out of its part (or of one of its two parts), a part letter of another
+    edition, or a file named that does not define the part's functions."""
+    listed = {}
+    for part, files, functions in rows(readme_tables.part_table(edition, SUBMISSION)):
+        names = [name.strip("` ") for name in functions.split(",")]
+        listed[part] = names
+        defining = {readme_tables.definitions(SUBMISSION)[name] for name in names}
+        assert sorted(defining) == [file.strip("` ") for file in files.split(",")]
+    wanted = {}
+    for function, letters in EDITIONS[edition].parts.items():
+        for letter in letters.split(" and "):
+            wanted.setdefault(f"({letter})", []).append(function)
+    assert listed == wanted and list(listed) == sorted(listed)
+
+
+def test_methods_and_functions_are_found_in_their_files():
+    where = readme_tables.definitions(SUBMISSION)
+    assert where["CharCorruptionDataset.__getitem__"] == "dataset.py"
+    assert where["apply_rotary_emb"] == "attention.py" and where["initialize_vanilla_model"] == "helper.py"
+
+
+@pytest.mark.parametrize("edition", ["fall2023", "spring2026"])
+def test_the_stage_table_is_the_editions_stages_with_their_measured_figures(edition):
+    """Kills a stage typed in by hand and gone from the facts, another edition's stage, or a figure not
+    the measured one."""
+    table = readme_tables.stage_table(edition)
+    assert GPU in table.splitlines()[0]
+    found = rows(table)
+    assert [row[0] for row in found] == [f"`./run.sh {stage.name}`" for stage in stages_of(edition)]
+    assert [row[1] for row in found] == [f"`{stage.writes}`" for stage in stages_of(edition)]
+    for stage, (_, _, took, end) in zip(stages_of(edition), found):
+        figures = STAGE_FIGURES.get(stage.name)
+        assert took == ("not yet measured" if figures is None else f"{figures.seconds} s")
+        assert end == readme_tables.healthy_end(figures)
+
+
+def test_a_healthy_end_is_the_dev_accuracy_or_the_last_loss():
+    assert readme_tables.healthy_end(STAGE_FIGURES["vanilla_eval_dev_with_pretrain"]) == "dev accuracy 28.4%"
+    assert readme_tables.healthy_end(STAGE_FIGURES["vanilla_pretrain"]) == "loss near 0.52"
+    assert readme_tables.healthy_end(STAGE_FIGURES["perceiver_finetune_with_pretrain"]) == ""
+    assert readme_tables.healthy_end(None) == ""
