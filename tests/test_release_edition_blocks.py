@@ -24,6 +24,9 @@ d = 4
 """
 ROPE_FUNCTIONS = ("def precompute_rotary_emb", "def apply_rotary_emb", "def initialize_rope_model",
                   "import apply_rotary_emb", "import initialize_rope_model")
+PERCEIVER_NAMES = ("class DownProjectBlock", "class UpProjectBlock", "def initialize_perceiver_model",
+                   "import initialize_perceiver_model", "perceiver = False", "self.down_block", "self.up_block",
+                   "if self.perceiver")
 
 
 def reference_files():
@@ -45,14 +48,18 @@ def test_every_student_file_of_either_edition_compiles_before_and_after_its_regi
         assert "EDITION" not in kept, name
 
 
-def test_the_perceiver_editions_starter_has_no_rope_task_and_the_rope_editions_has_all():
+def test_each_editions_starter_has_its_own_second_model_and_not_the_others():
+    """Kills perceiver code left in a RoPE starter (its blocks, its initializer, its branches in GPT, its
+    part-g label) or RoPE code in a perceiver one; each has the common regions and its own five."""
     files = reference_files()
     perceiver = "".join(for_edition(text, "perceiver", name) for name, text in files.items())
     rope = "".join(for_edition(text, "rope", name) for name, text in files.items())
     assert not [f for f in ROPE_FUNCTIONS if f in perceiver] and "[part h]" not in perceiver
     assert all(f in rope for f in ROPE_FUNCTIONS)
-    assert regions.locate(rope) != regions.locate(perceiver)
-    assert len(regions.locate(rope)) - len(regions.locate(perceiver)) == 5  # the RoPE regions of part h
+    assert not [name for name in PERCEIVER_NAMES if name in rope] and "[part g]" not in rope
+    assert all(name in perceiver for name in PERCEIVER_NAMES)
+    every = len(regions.locate("".join(files.values())))  # the reference runs both editions' blocks
+    assert len(regions.locate(perceiver)) == len(regions.locate(rope)) == every - 5
 
 
 @pytest.mark.parametrize("text, message", [

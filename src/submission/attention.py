@@ -142,9 +142,11 @@ class CausalSelfAttention(nn.Module):
 
 class CausalCrossAttention(CausalSelfAttention):
     """
+    ### EDITION perceiver ###
     [part g] Given: the layer the perceiver's DownProjectBlock and
     UpProjectBlock (model.py) attend with.
 
+    ### END_EDITION ###
     Causal cross-attention, with the layers of CausalSelfAttention: equations
     (1) and (2) with keys and values from x_kv (B, T_k, d), the first
     argument, and queries from x_q (B, T_q, d), the second; the output has

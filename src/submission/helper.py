@@ -23,6 +23,7 @@ def initialize_vanilla_model(mconf):
     return attention_model
 
 
+### EDITION perceiver ###
 def initialize_perceiver_model(mconf, bottleneck_dim=32):
     """[part g] The perceiver: a GPT whose first block projects down to `bottleneck_dim` latents and whose
     last block projects back up (DownProjectBlock and UpProjectBlock, model.py). GPT builds those blocks
@@ -38,6 +39,7 @@ def initialize_perceiver_model(mconf, bottleneck_dim=32):
     return attention_model
 
 
+### END_EDITION ###
 ### EDITION rope ###
 def initialize_rope_model(mconf, bottleneck_dim=None):
     """[part h] The RoPE model: a GPT whose self-attention layers rotate queries and keys by position

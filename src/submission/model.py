@@ -6,19 +6,25 @@ GPT model:
     - all blocks feed into a central residual pathway similar to resnets
 - the final decoder is a linear projection into a vanilla Softmax classifier
 
+### EDITION perceiver ###
 The perceiver variant replaces the first block by a DownProjectBlock, which
 cross-attends from a learnt basis C of m latents down to the input, and the
 last block by an UpProjectBlock, which cross-attends from the input back up
 to the latents; the blocks in between self-attend over the m latents only.
+### END_EDITION ###
 
+### EDITION rope ###
 The RoPE variant (config.rope) has no learnt position embedding: every
 self-attention layer rotates its queries and keys by their positions
 (attention.py), so the stem is the token embedding alone.
+### END_EDITION ###
 Part of a fork of Andrej Karpathy's minGPT (MIT licence; see LICENSE).
 """
 
+### EDITION perceiver ###
 import copy
 
+### END_EDITION ###
 import torch
 import torch.nn as nn
 from torch.nn import functional as F
@@ -31,8 +37,10 @@ class GPTConfig:
     embd_pdrop = 0.1
     resid_pdrop = 0.1
     attn_pdrop = 0.1
+    ### EDITION perceiver ###
     perceiver = False
     bottleneck_dim = None
+    ### END_EDITION ###
     rope = False
     fused_attention = True
 
@@ -71,6 +79,7 @@ class Block(nn.Module):
         return x
 
 
+### EDITION perceiver ###
 class DownProjectBlock(nn.Module):
     """
     [part g] The perceiver's first block. It cross-attends from a learnt
@@ -153,6 +162,7 @@ class UpProjectBlock(nn.Module):
         ### END_CODE_HERE ###
 
 
+### END_EDITION ###
 class GPT(nn.Module):
     """  the full GPT language model, with a context size of block_size """
 
@@ -166,15 +176,7 @@ class GPT(nn.Module):
             self.pos_emb = nn.Parameter(torch.zeros(1, config.block_size, config.n_embd))
         self.drop = nn.Dropout(config.embd_pdrop)
         # transformer
-        self.perceiver = config.perceiver
-        if config.perceiver:
-            self.down_block = DownProjectBlock(config)
-            latent_config = copy.copy(config)
-            latent_config.block_size = config.bottleneck_dim
-            self.blocks = nn.Sequential(*[Block(latent_config) for _ in range(config.n_layer - 2)])
-            self.up_block = UpProjectBlock(config)
-        else:
-            self.blocks = nn.Sequential(*[Block(config) for _ in range(config.n_layer)])
+        self.build_blocks(config)
         # decoder head
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
@@ -183,6 +185,20 @@ class GPT(nn.Module):
         self.apply(self._init_weights)
 
         print("number of parameters: {}".format(sum(p.numel() for p in self.parameters())))
+
+    def build_blocks(self, config):
+        """ the transformer's blocks: n_layer Blocks"""
+        ### EDITION perceiver ###
+        self.perceiver = config.perceiver
+        if config.perceiver:  # a DownProjectBlock, n_layer - 2 Blocks over the latents, an UpProjectBlock
+            self.down_block = DownProjectBlock(config)
+            latent_config = copy.copy(config)
+            latent_config.block_size = config.bottleneck_dim
+            self.blocks = nn.Sequential(*[Block(latent_config) for _ in range(config.n_layer - 2)])
+            self.up_block = UpProjectBlock(config)
+            return
+        ### END_EDITION ###
+        self.blocks = nn.Sequential(*[Block(config) for _ in range(config.n_layer)])
 
     def _init_weights(self, module):
         if isinstance(module, (nn.Linear, nn.Embedding)):
@@ -208,13 +224,16 @@ class GPT(nn.Module):
             position_embeddings = self.pos_emb[:, :t, :]  # each position maps to a (learnable) vector
             x_input = self.drop(token_embeddings + position_embeddings)  # (b, t, d)
 
+        x = x_input
+        ### EDITION perceiver ###
         if self.perceiver:
             x = self.down_block(x_input)  # (b, m, d)
-        else:
-            x = x_input
+        ### END_EDITION ###
         x = self.blocks(x)
+        ### EDITION perceiver ###
         if self.perceiver:
             x = self.up_block(x, x_input)  # (b, t, d)
+        ### END_EDITION ###
         x = self.ln_f(x)
         logits = self.head(x)  # (b, t, vocab_size)
 

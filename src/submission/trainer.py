@@ -76,8 +76,8 @@ def optimizer_groups(model, weight_decay):
     """AdamW's two groups, chosen by parameter name: no weight decay where the
     name contains "bias" or "LayerNorm.weight", weight_decay for every other
     parameter. This model names its LayerNorms ln1, ln2 and ln_f, so the
-    second pattern never matches: the embeddings, the positional embedding,
-    every LayerNorm gain and the perceiver's C are decayed too."""
+    second pattern never matches: every parameter but the biases is decayed,
+    the embeddings and the LayerNorm gains too."""
     named = list(model.named_parameters())
     decayed = {name: not any(pattern in name for pattern in ("bias", "LayerNorm.weight")) for name, _ in named}
     return [{"params": [p for name, p in named if decayed[name]], "weight_decay": weight_decay},
