@@ -15,7 +15,7 @@
 #   NPROC=N          run the stage in N processes (torchrun, DistributedDataParallel; one per GPU)
 #   RESUME=1         continue a training stage from its last checkpoint (as the option --resume)
 #   PYTHON           the Python to use (default: python3)
-#   TEST_WORKERS=N   test processes side by side for ./run.sh test (default: the cores plus one)
+#   TEST_WORKERS=N   test processes side by side for the instructors' tests (default: the cores plus one)
 # Relative paths are taken from the folder you run this from.
 set -eo pipefail
 

@@ -53,8 +53,7 @@ from runtime.training.duration import DurationEstimate
 from runtime.training.fast_training import plug_into
 
 EAGER_NOT_COMPILED = ("run.py: compile: the stages train eager: on an H200 no compiled pretraining step was faster "
-                      "(0.8-0.9x, after 10-22 s of compiling; docs/gpu.md), and ./run.sh bench --parts compile "
-                      "measures this machine")
+                      "(0.8-0.9x, after 10-22 s of compiling)")
 
 
 def build_model(args, vocab_size, size):

@@ -389,3 +389,16 @@ def test_a_starter_without_student_files_misses_every_function(tmp_path):
 def test_part_labels():
     assert checks.part_labels("e") == ["[part e]"]
     assert checks.part_labels("c and f") == ["[part c]", "[part f]"]
+
+
+def test_a_page_or_stage_the_starter_lacks_is_named_with_its_line(tmp_path, starter):
+    """Kills a starter that sends students to a docs/ page it does not ship, or to an instructors' stage
+    (./run.sh bench) it cannot run; a page it ships and a student's stage are fine."""
+    write(starter / "docs" / "shipped.md", "# here\n")
+    write(starter / "src" / "pkg" / "notes.py", "# see docs/shipped.md\n# ./run.sh vanilla_pretrain\n"
+                                                 "# measured: docs/gpu.md\n")
+    write(starter / "run.sh", "# ./run.sh benchmark is no stage\n# TEST_WORKERS for ./run.sh test\n")
+    write(starter / "data" / "wiki.txt", "docs/gpu.md is only text in the data\n")
+    assert problems(tmp_path, starter) == [
+        "run.sh:2 points to a page or stage the starter does not have",
+        "src/pkg/notes.py:3 points to a page or stage the starter does not have"]

@@ -65,10 +65,10 @@ def parse_args(argv):
                         "pretraining diverge on a GPU)")
     p.add_argument('--compile', action=argparse.BooleanOptionalAction, default=False,
                    help="the course's run.sh words 'compile' and 'no-compile': the stages train eager either "
-                        "way, measured faster than compiled (./run.sh bench --parts compile; docs/gpu.md)")
+                        "way, measured faster than compiled on an H200")
     p.add_argument('--backend', default='inductor', choices=COMPILE_BACKENDS,
-                   help="torch.compile's backend (default %(default)s; the course's run.sh word after 'compile'), "
-                        "for ./run.sh bench")
+                   help="torch.compile's backend (default %(default)s; the course's run.sh word after "
+                        "'compile', which the stages take and leave unused)")
     p.add_argument('--seed', type=number_from(0, SEED_RANGE - 1),
                    help="the run's seed (default: drawn at random, or the recorded one with --resume; recorded in "
                         "the run's seed.txt and the params)")

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from assignment.editions import EDITIONS, SEED_EDITION
-from assignment.facts import GIVEN_FOR_PARTS
+from assignment.facts import GIVEN_FOR_PARTS, OTHER_STAGES
 
 from . import regions
 
@@ -186,6 +186,28 @@ def student_file_problems(tree):
     return found
 
 
+DOC_PAGE = re.compile(r"\bdocs/[\w.-]+\.md\b")
+INSTRUCTORS_STAGE = re.compile(r"\./run\.sh (%s)\b" % "|".join(
+    name for name, (audience, _) in OTHER_STAGES.items() if audience == "instructors"))
+TEXT_SUFFIXES = (".py", ".md", ".sh", ".txt", ".yml")
+
+
+def references_elsewhere(tree):
+    """'file:line' for each line of the starter's text files (the course's data aside) that sends the
+    reader to a docs/ page the starter lacks, or to an instructors' stage of run.sh, which the starter
+    cannot run."""
+    found = []
+    for path in tree_files(tree):
+        if not path.endswith(TEXT_SUFFIXES) or path.startswith("data" + os.sep):
+            continue
+        with open(os.path.join(tree, path), encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, start=1):
+                pages = [page for page in DOC_PAGE.findall(line) if not os.path.isfile(os.path.join(tree, page))]
+                if pages or INSTRUCTORS_STAGE.search(line):
+                    found.append(f"{path}:{number}")
+    return found
+
+
 def problems(tree, labels_path, package_dir, test_paths=()):
     """
     Every reason not to hand out the starter tree cut from the solution package at package_dir, one line each;
@@ -196,6 +218,7 @@ def problems(tree, labels_path, package_dir, test_paths=()):
     found += [f"{path} contains a line of the solution's regions"
               for path in files_leaking(tree, solution_lines(package_dir))]
     found += [f"{path} is a trained output" for path in trained_outputs(tree)]
+    found += [f"{place} points to a page or stage the starter does not have" for place in references_elsewhere(tree)]
     failure = import_failure(tree)
     if failure:
         found.append(f"the starter does not import: {failure}")

@@ -40,10 +40,11 @@ TOP_FILES = ("run.sh", "grader.py", "environment.yml", "requirements.txt", "LICE
 NOTEBOOKS = ("src/submission/mingpt-demo/play_char.ipynb", "notebooks/attention.ipynb")
 SUBMISSION = "submission"
 INSTRUCTORS = "instructors"
-# Files of the shipped packages that the starter leaves out because they give
-# an answer away; the code that imports them does without. The perceiver's
-# decoding cache writes out the blocks of part (g).
-LEFT_OUT = ("src/runtime/decoding/perceiver_cache.py",)
+# Files of the shipped packages that the starter leaves out: the perceiver's
+# decoding cache, which writes out the blocks of part (g) (the code that
+# imports it does without), and the measured figures that only the release
+# reads, to write the starter's README.
+LEFT_OUT = ("src/runtime/decoding/perceiver_cache.py", "src/assignment/measured.py")
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 FACTS = "src/assignment/facts.py"
 UNSET_EDITION = "\nEDITION = None\n"  # this repository's line in FACTS: every edition

@@ -18,7 +18,7 @@ runs the stage's own callbacks (checkpoints, the duration estimate).
   products; 'fp32' computes them in full fp32, as the course's code does.
   Optionally torch.compile, and bf16 autocast or fp16 autocast with a grad
   scaler: under bf16 the graded vanilla pretraining (learning rate 6e-3)
-  diverged on a GPU where fp32's loss kept falling (docs/gpu.md).
+  diverged on an H200 where fp32's loss kept falling.
 """
 
 import contextlib
@@ -110,7 +110,7 @@ class FastSteps:
     length groups, autocast at `precision` ('tf32' and 'fp32': none, 'bf16',
     'fp16'; on CUDA every precision but 'fp32' allows TF32 matrix products),
     a grad scaler for fp16, the model compiled if `compile` (the stages never
-    ask: eager was measured faster, `./run.sh bench --parts compile`); whole
+    ask: eager was measured faster on an H200); whole
     batches (trim_padding False) are compiled for their one static shape.
     Under several processes the model runs in DistributedDataParallel, and each
     process weights its groups by their share of the global batch's targets,
