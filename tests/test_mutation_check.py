@@ -104,12 +104,10 @@ def test_a_row_of_module_tests_for_no_module_or_of_no_test_is_told(config):
         "run.sh selects tests/helpers.py, but tests/helpers.py does not exist"]
 
 
-def test_the_code_test_tells_code_from_re_exports_and_catalogues(tmp_path):
+def test_the_code_test_tells_code_from_re_exports(tmp_path):
     write(tmp_path / "exports.py", '"""Doc."""\nfrom .a import b\n__all__ = ["b"]\n')
     write(tmp_path / "code.py", '"""Doc."""\nfrom .a import b\nLIMIT = 3\n')
-    write(tmp_path / "unseen_mutants_2.py", "MODULES = ()\n")
-    assert [has_code(tmp_path / name) for name in ("exports.py", "code.py", "unseen_mutants_2.py")] == [
-        False, True, False]
+    assert [has_code(tmp_path / name) for name in ("exports.py", "code.py")] == [False, True]
 
 
 def test_a_mutant_name_of_no_module_or_in_both_lists_is_told(config):

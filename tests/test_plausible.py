@@ -77,7 +77,7 @@ def test_tests_that_fail_unchanged_fail_the_run(tmp_path, capsys):
 def test_a_catalogue_file_is_read_and_measured_in_place_of_the_projects(tmp_path, monkeypatch):
     """Kills --catalogue ignored (the project's own catalogue measured instead), or accepted without
     --plausible."""
-    (tmp_path / "set.py").write_text('from .plausible import Module, Mutant\n\nMODULES = (Module(\n'
+    (tmp_path / "set.py").write_text('from instructors.plausible import Module, Mutant\n\nMODULES = (Module(\n'
                                      '    "src/calc.py", ("tests/test_calc.py",), (Mutant("x", "a", "b"),)),)\n')
     assert list(mutate.load_catalogue(tmp_path / "set.py")) == ["src/calc.py"]
     measured = []

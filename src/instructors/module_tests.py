@@ -2,10 +2,10 @@
 Which tests guard which module: for every module of the tree, the test
 files that a change to it must pass, each selection running in a minute or
 two on one core. A reader who writes bugs for a module (a plausible-bug
-catalogue, `./run.sh mutate --plausible --catalogue FILE`) runs these;
-`./run.sh mutate --check` keeps the table whole: every module of src/
-that holds code, grader.py and run.sh has a row, and every test a row
-names exists.
+catalogue of tests/mutants/, run by `./run.sh mutate --plausible
+--catalogue FILE`) runs these; `./run.sh mutate --check` keeps the table
+whole: every module of src/ that holds code, grader.py and run.sh has a
+row, and every test a row names exists.
 """
 
 SUBMISSION_MODEL_TESTS = ('tests/test_model.py', 'tests/test_dropout.py', 'tests/test_rope.py')

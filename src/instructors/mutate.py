@@ -4,6 +4,7 @@ with only that module's tests:
 
     ./run.sh mutate [module ...]     # e.g. src/runtime/atomic_files.py; none given: every module of MODULES
     ./run.sh mutate --plausible [module ...]     # the hand-written plausible bugs instead (plausible.py)
+    ./run.sh mutate --plausible --catalogue tests/mutants/FILE.py [module ...]     # another set of them
     ./run.sh mutate --check     # no run: the tables here, the catalogues and the docs agree with the tree
 
 For each module the tree (src/, tests/, data/, run.sh, pyproject.toml, grader.py) is
@@ -27,10 +28,11 @@ from pathlib import Path
 
 from . import mutation_check, plausible
 from .module_tests import HANDOUT_TESTS, MODULE_TESTS
-from .plausible_mutants import CATALOGUE
 from .tree_copy import ROOT, copy_environment, tree_copy
 
 CONFIG = Path(__file__).with_name('mutmut.cfg')
+CATALOGUES = ROOT / 'tests' / 'mutants'  # the sets of plausible bugs: test data, loaded by path
+CATALOGUE = CATALOGUES / 'written_with_the_tests.py'  # the set --plausible runs unless given --catalogue
 
 REGION_TESTS = tuple(f'tests/test_release_regions.py::test_{name}' for name in (
     'cut_keeps_the_markers_and_leaves_one_placeholder_per_region', 'cut_example_runs_as_the_skeleton_it_promises',
@@ -223,19 +225,19 @@ def measure(module):
 
 
 def load_catalogue(path):
-    """{module path: Module} of the MODULES of a catalogue file written as plausible_mutants.py is."""
-    spec = importlib.util.spec_from_file_location('instructors.catalogue', path)
+    """{module path: Module} of the MODULES of the catalogue file at `path` (one of CATALOGUES)."""
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     catalogue = importlib.util.module_from_spec(spec)
-    catalogue.__package__ = 'instructors'  # as plausible_mutants.py, it may import from .plausible
     spec.loader.exec_module(catalogue)
     return {module.path: module for module in catalogue.MODULES}
 
 
 def configuration():
-    """What `--check` holds against the tree: MODULES, EQUIVALENT, GPU_ONLY, the plausible bugs (the
-    catalogue and the sets written apart, unseen_mutants*.py) and module_tests.py."""
-    written_apart = tuple(load_catalogue(path) for path in sorted(CONFIG.parent.glob('unseen_mutants*.py')))
-    return mutation_check.Configuration(ROOT, MODULES, EQUIVALENT, GPU_ONLY, CATALOGUE, written_apart, MODULE_TESTS)
+    """What `--check` holds against the tree: MODULES, EQUIVALENT, GPU_ONLY, the plausible bugs (CATALOGUE
+    and every other set of CATALOGUES, those written apart from the tests) and module_tests.py."""
+    written_apart = sorted(path for path in CATALOGUES.glob('*.py') if path != CATALOGUE)
+    return mutation_check.Configuration(ROOT, MODULES, EQUIVALENT, GPU_ONLY, load_catalogue(CATALOGUE),
+                                        tuple(load_catalogue(path) for path in written_apart), MODULE_TESTS)
 
 
 def main(argv=None):
@@ -245,9 +247,11 @@ def main(argv=None):
     parser.add_argument('modules', nargs='*', help=f"modules to mutate (default: all of {len(MODULES)}, or all "
                                                    f"of the catalogue with --plausible)")
     parser.add_argument('--plausible', action='store_true', help="run the hand-written plausible bugs of "
-                        "plausible_mutants.py, each against its module's tests in a copy of the tree, not mutmut")
-    parser.add_argument('--catalogue', help="with --plausible, the bugs of this file instead, written as "
-                                            "plausible_mutants.py is (a set written apart from the tests)")
+                        f"{CATALOGUE.relative_to(ROOT)}, each against its module's tests in a copy of the tree, "
+                        "not mutmut")
+    parser.add_argument('--catalogue', metavar='PATH', help="with --plausible, the bugs of the catalogue file at "
+                        f"PATH instead (another set of {CATALOGUES.relative_to(ROOT)}/, one written apart from the "
+                        "tests)")
     parser.add_argument('--check', action='store_true', help="run nothing: check that MODULES, EQUIVALENT, "
                         "GPU_ONLY, the catalogues, module_tests.py and docs/mutation-testing.md agree with the "
                         "tree; one line per problem, exit 1 if any")
@@ -258,13 +262,12 @@ def main(argv=None):
         sys.exit(mutation_check.main(configuration()))
     if args.catalogue and not args.plausible:
         parser.error("--catalogue goes with --plausible")
-    catalogue = load_catalogue(args.catalogue) if args.catalogue else CATALOGUE
-    known = catalogue if args.plausible else MODULES
+    known = load_catalogue(args.catalogue or CATALOGUE) if args.plausible else MODULES
     unknown = [module for module in args.modules if module not in known]
     if unknown:
         parser.error(f"not configured: {', '.join(unknown)}; the modules are: {', '.join(known)}")
     if args.plausible:
-        sys.exit(plausible.measure_all([catalogue[module] for module in args.modules or catalogue]))
+        sys.exit(plausible.measure_all([known[module] for module in args.modules or known]))
     scores = [measure(module) for module in args.modules or MODULES]
     sys.exit(0 if all(score is None or score >= 0.9 for score in scores) else 1)
 

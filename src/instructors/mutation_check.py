@@ -30,7 +30,6 @@ PLAUSIBLE_HEADER = '| module | mutants | killed | score | measured | command |'
 MUTMUT_COMMAND = '`./run.sh mutate {}`'
 PLAUSIBLE_COMMAND = '`./run.sh mutate --plausible {}`'
 ENTRY_POINTS = ('grader.py', 'run.sh')  # modules outside src/ that module_tests.py covers too
-CATALOGUE_FILE = re.compile(r'(plausible|unseen)_mutants(_\d+)?\.py')  # data, not code
 
 
 @dataclass(frozen=True)
@@ -40,8 +39,8 @@ class Configuration:
     modules: dict  # mutate.py's MODULES: module -> the tests mutmut runs against it
     equivalent: dict  # mutate.py's EQUIVALENT: mutmut's name of a mutant -> why it is equivalent
     gpu_only: dict  # mutate.py's GPU_ONLY: mutmut's name of a mutant -> why only a GPU could kill it
-    catalogue: dict  # the plausible bugs of plausible_mutants.py: module -> plausible.Module
-    written_apart: tuple  # the other catalogues of plausible bugs (unseen_mutants*.py), each as `catalogue`
+    catalogue: dict  # the plausible bugs written with the tests in view: module -> plausible.Module
+    written_apart: tuple  # the other catalogues of plausible bugs, written apart from the tests, each as `catalogue`
     module_tests: dict  # module_tests.py's MODULE_TESTS: module -> the tests that guard it
 
 
@@ -110,10 +109,7 @@ def mutant_name_problems(equivalent, gpu_only, modules):
 
 
 def has_code(path):
-    """Whether the module at `path` does anything beyond a docstring, imports and `__all__`; the
-    catalogues of mutants are data, not code."""
-    if CATALOGUE_FILE.fullmatch(Path(path).name):
-        return False
+    """Whether the module at `path` does anything beyond a docstring, imports and `__all__`."""
     for node in ast.parse(Path(path).read_text(encoding='utf-8')).body:
         names = [target.id for target in getattr(node, 'targets', []) if isinstance(target, ast.Name)]
         if not (isinstance(node, (ast.Import, ast.ImportFrom)) or names == ['__all__']

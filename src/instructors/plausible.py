@@ -3,10 +3,12 @@ Plausible bugs: hand-written mutants, each a change a developer could make
 in good faith, measured against the tests of the module it changes.
 
     ./run.sh mutate --plausible [module ...]     # none given: every module of the catalogue
+    ./run.sh mutate --plausible --catalogue tests/mutants/FILE.py [module ...]
 
-The catalogue (plausible_mutants.py) gives, for each module that holds a
-promise, the tests that guard it and its mutants: a find/replace on the
-module's source text and one line naming the bug it stands for. Before its
+A catalogue, a file of tests/mutants/ (written_with_the_tests.py unless
+--catalogue names another), gives, for each module that holds a promise,
+the tests that guard it and its mutants: a find/replace on the module's
+source text and one line naming the bug it stands for. Before its
 mutants, a module's tests run once on an unchanged copy of the tree: they
 must pass, and their time sets the limit of each mutant's run (five times
 it, plus a minute). Then, for each mutant, the tree is copied to a

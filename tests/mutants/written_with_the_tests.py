@@ -10,8 +10,8 @@ end-to-end tests only where nothing else reaches the code (the sandbox and
 the zygote run as real processes, as root where a test needs another user).
 """
 
-from .module_tests import HANDOUT_TESTS
-from .plausible import Module, Mutant
+from instructors.module_tests import HANDOUT_TESTS
+from instructors.plausible import Module, Mutant
 
 DECODER_TESTS = ('tests/test_decoding_check.py', 'tests/test_greedy_ties.py', 'tests/test_runtime_decoding.py')
 
@@ -243,5 +243,3 @@ MODULES = (
                "    os.close(result_fd)\n    os._exit(0)\n", "    os.close(result_fd)\n    sys.exit(0)\n"),
     )),
 )
-
-CATALOGUE = {module.path: module for module in MODULES}

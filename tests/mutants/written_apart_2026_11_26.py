@@ -1,7 +1,7 @@
 """
-A second catalogue of plausible bugs, in the format of plausible_mutants.py
+A second catalogue of plausible bugs, in the format of written_with_the_tests.py
 
-    ./run.sh mutate --plausible --catalogue src/instructors/unseen_mutants.py
+    ./run.sh mutate --plausible --catalogue tests/mutants/written_apart_2026_11_26.py
 
 30 hand-written mutants over 27 modules, each a find/replace on the
 module's text that a developer could write in good faith, with one line
@@ -17,8 +17,8 @@ first mutant's line is gone from the code (text mode reads \\r\\n as \\n);
 it now breaks the same promise where the file is read.
 """
 
-from .module_tests import MODULE_TESTS
-from .plausible import Module, Mutant
+from instructors.module_tests import MODULE_TESTS
+from instructors.plausible import Module, Mutant
 
 MODULES = (
     # runtime: input checks, whole-or-nothing writes, parameters' stamps

@@ -1,14 +1,14 @@
 """
 A second set of plausible bugs, written on 2026-11-27 from the code and the docs alone, without reading the
 tests (nor the other catalogues of mutants): an independent measure of how well the tests catch bugs. Each
-mutant is a find/replace on its module's text, as in plausible_mutants.py; the tests each module runs are its
+mutant is a find/replace on its module's text, as in written_with_the_tests.py; the tests each module runs are its
 row of module_tests.py. Run with
 
-    ./run.sh mutate --plausible --catalogue src/instructors/unseen_mutants_2.py
+    ./run.sh mutate --plausible --catalogue tests/mutants/written_apart_2026_11_27.py
 """
 
-from .module_tests import MODULE_TESTS
-from .plausible import Module, Mutant
+from instructors.module_tests import MODULE_TESTS
+from instructors.plausible import Module, Mutant
 
 MODULES = (
     # the student's package (here the reference solution)
