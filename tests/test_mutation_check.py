@@ -2,10 +2,13 @@
 `./run.sh mutate --check` (instructors/mutation_check.py) on small trees
 made here: a consistent one has no problem, and each way the mutation
 tools' tables can drift from the tree is told in a line of its own. The
-tree's own tables are checked by the command itself, as CI runs it.
+tree's own tables are checked by the command itself, as CI runs it; that
+it holds every catalogue of tests/mutants/ against the tree is checked
+here.
 """
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +16,8 @@ from instructors import mutate
 from instructors.mutation_check import (MUTMUT_HEADER, PLAUSIBLE_HEADER, Configuration, has_code, main, owner,
                                         problems)
 from instructors.plausible import Module, Mutant
+
+REPO = Path(__file__).resolve().parents[1]
 
 CALC = "def double(x):\n    return x * 2\n"
 CALC_TESTS = "def test_double():\n    assert True\n"
@@ -182,6 +187,15 @@ def test_the_command_exits_1_on_problems_and_0_otherwise(config, monkeypatch, ca
         mutate.main(["--check"])
     assert (consistent.value.code, drifted.value.code) == (0, 1)
     assert capsys.readouterr().out.splitlines()[1:] == ["src/pkg/more.py: no row in module_tests.py"]
+
+
+def test_the_command_checks_every_catalogue_of_tests_mutants_loaded_by_its_path():
+    """Kills a set of tests/mutants/ left out of --check, or the set written with the tests checked as one
+    written apart."""
+    sets = {path.name: mutate.load_catalogue(path) for path in sorted((REPO / "tests" / "mutants").glob("*.py"))}
+    config = mutate.configuration()
+    assert config.catalogue == sets.pop("written_with_the_tests.py")
+    assert list(config.written_apart) == list(sets.values()) and sets
 
 
 @pytest.mark.parametrize("argv", [["--check", "src/pkg/calc.py"], ["--check", "--plausible"]])

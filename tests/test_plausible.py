@@ -7,17 +7,22 @@ fails it too; the table gives each module's score, a module passes from 90%
 on, each mutant's run is limited to five times the tests' time plus a
 minute, the tree measured is never changed and its copies are removed. The
 copy of the tree (src/instructors/tree_copy.py) leaves outputs and caches
-out, and its tests run without the work tree's PYTHONPATH.
+out, and its tests run without the work tree's PYTHONPATH. A catalogue is
+loaded by its path: tests/mutants/written_with_the_tests.py, or the file
+--catalogue names.
 """
 
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
 from instructors import mutate, plausible, tree_copy
 from instructors.plausible import KILLED, NO_LONGER_APPLIES, SURVIVED, Module, Mutant, measure_all
+
+REPO = Path(__file__).resolve().parents[1]
 
 CALC = '''def add(a, b):
     return a + b
@@ -88,6 +93,16 @@ def test_a_catalogue_file_is_read_and_measured_in_place_of_the_projects(tmp_path
     with pytest.raises(SystemExit) as refused:
         mutate.main(["--catalogue", str(tmp_path / "set.py")])
     assert refused.value.code == 2
+
+
+def test_without_catalogue_the_set_written_with_the_tests_is_loaded_from_tests_mutants(monkeypatch):
+    """Kills --plausible measuring another set than tests/mutants/written_with_the_tests.py, or part of it."""
+    measured = []
+    monkeypatch.setattr(mutate.plausible, "measure_all", lambda modules: measured.extend(modules) or 0)
+    with pytest.raises(SystemExit) as ended:
+        mutate.main(["--plausible"])
+    catalogue = mutate.load_catalogue(REPO / "tests" / "mutants" / "written_with_the_tests.py")
+    assert ended.value.code == 0 and measured == list(catalogue.values())
 
 
 @pytest.mark.parametrize("outcomes, failing", [
