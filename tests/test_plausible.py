@@ -9,7 +9,7 @@ minute, the tree measured is never changed and its copies are removed. The
 copy of the tree (src/instructors/tree_copy.py) leaves outputs and caches
 out, and its tests run without the work tree's PYTHONPATH. A catalogue is
 loaded by its path: tests/mutants/written_with_the_tests.py, or the file
---catalogue names.
+--catalogue names; a path that holds none is one line and exit 1.
 """
 
 import os
@@ -103,6 +103,21 @@ def test_without_catalogue_the_set_written_with_the_tests_is_loaded_from_tests_m
         mutate.main(["--plausible"])
     catalogue = mutate.load_catalogue(REPO / "tests" / "mutants" / "written_with_the_tests.py")
     assert ended.value.code == 0 and measured == list(catalogue.values())
+
+
+@pytest.mark.parametrize("name, text, why", [("gone.py", None, "no such .py file"),
+                                             ("set.txt", "MODULES = ()\n", "no such .py file"),
+                                             ("other.py", "LIMIT = 3\n", "it defines no MODULES")])
+def test_a_catalogue_path_that_holds_none_is_one_line_and_exit_1(tmp_path, monkeypatch, capsys, name, text, why):
+    """Kills a traceback, or a run of another catalogue, for a --catalogue missing, not a .py file, or
+    defining no MODULES."""
+    if text is not None:
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(mutate.plausible, "measure_all", lambda modules: pytest.fail("a catalogue was measured"))
+    with pytest.raises(SystemExit) as refused:
+        mutate.main(["--plausible", "--catalogue", str(tmp_path / name)])
+    assert refused.value.code == 1
+    assert capsys.readouterr().err.splitlines() == [f"mutate: no catalogue at {tmp_path / name}: {why}"]
 
 
 @pytest.mark.parametrize("outcomes, failing", [

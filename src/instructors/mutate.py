@@ -224,11 +224,21 @@ def measure(module):
     return score
 
 
+class CatalogueError(Exception):
+    """A path that holds no catalogue of plausible bugs; its message is one line that names it."""
+
+
 def load_catalogue(path):
-    """{module path: Module} of the MODULES of the catalogue file at `path` (one of CATALOGUES)."""
-    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    """{module path: Module} of the MODULES of the catalogue file at `path` (one of CATALOGUES); a
+    CatalogueError where `path` is no .py file, or one that defines no MODULES."""
+    path = Path(path)
+    if path.suffix != '.py' or not path.is_file():
+        raise CatalogueError(f"no catalogue at {path}: no such .py file")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     catalogue = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(catalogue)
+    if not hasattr(catalogue, 'MODULES'):
+        raise CatalogueError(f"no catalogue at {path}: it defines no MODULES")
     return {module.path: module for module in catalogue.MODULES}
 
 
@@ -262,7 +272,11 @@ def main(argv=None):
         sys.exit(mutation_check.main(configuration()))
     if args.catalogue and not args.plausible:
         parser.error("--catalogue goes with --plausible")
-    known = load_catalogue(args.catalogue or CATALOGUE) if args.plausible else MODULES
+    try:
+        known = load_catalogue(args.catalogue or CATALOGUE) if args.plausible else MODULES
+    except CatalogueError as error:
+        print(f"mutate: {error}", file=sys.stderr)
+        sys.exit(1)
     unknown = [module for module in args.modules if module not in known]
     if unknown:
         parser.error(f"not configured: {', '.join(unknown)}; the modules are: {', '.join(known)}")
