@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from assignment.facts import ALL_STAGES
-from assignment.measured import STAGE_FIGURES
+from assignment.measured import CPU_PRETRAINING_MINUTES, STAGE_FIGURES
 
 GPU_DOC = Path(__file__).resolve().parents[1] / "docs" / "gpu.md"
 
@@ -44,3 +44,9 @@ def test_the_losses_are_the_ones_docs_gpu_md_gives_for_seed_0():
     assert STAGE_FIGURES["perceiver_pretrain"].last_loss == float(epoch[2])
     assert STAGE_FIGURES["vanilla_finetune_with_pretrain"].last_loss == float(step[1])
     assert STAGE_FIGURES["vanilla_finetune_without_pretrain"].last_loss == float(step[2])
+
+
+def test_the_cpu_pretraining_is_the_last_one_the_bench_measured():
+    text = (GPU_DOC.parent / "benchmarks.md").read_text(encoding="utf-8")
+    measured = re.findall(r"^\| full pretraining \(14950 steps\) at the fast step, minutes \| \| (\d+) \|", text, re.M)
+    assert CPU_PRETRAINING_MINUTES == int(measured[-1])

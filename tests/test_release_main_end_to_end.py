@@ -400,3 +400,21 @@ def test_the_starters_own_stages_run(release):
     done = subprocess.run(["./run.sh", "london_baseline"], cwd=student, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "London" in done.stdout
+
+
+def test_every_package_the_starters_code_imports_is_in_its_requirements(release):
+    """Kills a starter requirements.txt that lacks what its code imports (the starter installs only its
+    own list), or that keeps the tests' and instructors' packages."""
+    student = release / "student"
+    local = {path.stem for path in (student / "src").iterdir()} | {"grader"}
+    imported = set()
+    for path in student.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - local
+    listed = {re.split(r"[=<>!~;\s\[]", line, maxsplit=1)[0]
+              for line in (student / "requirements.txt").read_text(encoding="utf-8").splitlines()}
+    assert third_party <= listed and listed == {"torch", "numpy", "tqdm", "matplotlib"}

@@ -67,6 +67,7 @@ def repository(tmp_path):
     write(repo / "grader.py", GRADER)
     write(repo / "src" / "assignment" / "facts.py", FACTS)
     write(repo / "environment.yml", "# the environment\nchannels: [pytorch]\nname: cs224n-a4 \ndependencies: []\n")
+    write(repo / "requirements.txt", "torch==2.0.1\nnumpy\npytest  # the tests\n# a comment\ntqdm>=4\nmatplotlib\n")
     write(repo / "src" / "submission" / "model.py", SOLUTION)
     write(repo / "src" / "submission" / "__init__.py", "from .model import Model\n")
     write(repo / "src" / "submission" / "vanilla.model.params", "trained")
@@ -148,6 +149,16 @@ def test_the_starter_holds_what_students_need_and_nothing_more(repository, data,
     assert readme_tables.stage_table(SEED_EDITION) in readme
     assert readme_tables.part_table(SEED_EDITION, out / "src" / "submission") in readme
     assert (out / "src/assignment/facts.py").read_text() == f"# the facts\n\nEDITION = {SEED_EDITION!r}\nSTAGES = ()\n"
+    assert (out / "requirements.txt").read_text() == "torch==2.0.1\nnumpy\ntqdm>=4\nmatplotlib\n"
+    environment = (out / "environment.yml").read_text()
+    assert environment.endswith("channels: [pytorch]\nname: cs224n-a4 \ndependencies: []\n")
+    assert "# the environment" not in environment and "Python 3.10 or newer" in environment
+
+
+def test_a_package_the_starter_needs_missing_from_requirements_txt_is_refused(repository, data, tmp_path):
+    write(repository / "requirements.txt", "torch==2.0.1\nnumpy\ntqdm\n")
+    with pytest.raises(student.ReleaseError, match="requirements.txt does not list matplotlib, which the starter"):
+        student.build_student(str(repository), str(data), str(tmp_path / "student"))
 
 
 def test_facts_without_the_line_of_the_edition_is_refused_naming_it(repository, data, tmp_path, grader_loaded):

@@ -21,21 +21,26 @@ What goes in, by the layout of src/ (see each package's docstring):
 
 import json
 import os
+import re
 import runpy
 import shutil
 
 from assignment.editions import EDITIONS, SEED_EDITION
-from assignment.facts import DATA_FILES, DELIVERABLES
+from assignment.facts import DATA_FILES, DELIVERABLES, PYTHON_MINIMUM
 from grading import registry
 from grading.handout.predictions import needed
 
-from assignment.measured import GPU
+from assignment.measured import CPU_PRETRAINING_MINUTES, GPU
 
 from . import regions
 from .edition_blocks import for_edition
 from .readme_tables import part_table, stage_table
 
-TOP_FILES = ("run.sh", "grader.py", "environment.yml", "requirements.txt", "LICENSE")
+TOP_FILES = ("run.sh", "grader.py", "LICENSE")
+# What the starter's code and notebooks import beyond the standard library, as requirements.txt names them:
+# the stages and the grader, and matplotlib for ./run.sh plot and the notebooks' figures. The starter's
+# requirements.txt keeps the repository's lines of these; its environment.yml installs that list.
+STUDENT_PACKAGES = ("torch", "numpy", "tqdm", "matplotlib")
 # The notebooks students open first: the handout's minGPT demo, and attention for the written part.
 NOTEBOOKS = ("src/submission/mingpt-demo/play_char.ipynb", "notebooks/attention.ipynb")
 SUBMISSION = "submission"
@@ -115,6 +120,30 @@ def write_cut_submission(src_dir, out_src_dir, second_model=EDITIONS[SEED_EDITIO
     return count
 
 
+def requirement_name(line):
+    """The package a requirements.txt line names ('' for a comment or a blank line)."""
+    return re.split(r"[=<>!~;\s\[]", line.strip(), maxsplit=1)[0] if not line.lstrip().startswith("#") else ""
+
+
+def write_requirements(repo_dir, out_dir):
+    """The starter's requirements.txt (the repository's lines of STUDENT_PACKAGES, pins and all) and an
+    environment.yml of the repository's name, channels and Python that installs it."""
+    with open(os.path.join(repo_dir, "requirements.txt"), encoding="utf-8") as f:
+        kept = [line.strip() for line in f if requirement_name(line) in STUDENT_PACKAGES]
+    missing = [name for name in STUDENT_PACKAGES if name not in map(requirement_name, kept)]
+    if missing:
+        raise ReleaseError(f"requirements.txt does not list {', '.join(missing)}, which the starter needs")
+    with open(os.path.join(out_dir, "requirements.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(kept) + "\n")
+    with open(os.path.join(repo_dir, "environment.yml"), encoding="utf-8") as f:
+        body = [line for line in f if not line.startswith("#")]
+    name, python = environment_name(repo_dir), "%d.%d" % PYTHON_MINIMUM
+    with open(os.path.join(out_dir, "environment.yml"), "w", encoding="utf-8") as f:
+        f.write(f"# conda env create -f environment.yml && conda activate {name}\n"
+                f"# The pip list is requirements.txt's: {', '.join(STUDENT_PACKAGES)}.\n"
+                f"# Python {python} or newer runs the code.\n" + "".join(body))
+
+
 def environment_name(repo_dir):
     """The conda environment's name: the `name:` line of environment.yml."""
     with open(os.path.join(repo_dir, "environment.yml"), encoding="utf-8") as f:
@@ -146,7 +175,8 @@ def write_readme(repo_dir, out_dir, thresholds_path=None, edition=SEED_EDITION):
     parts = part_table(edition, os.path.join(out_dir, "src", SUBMISSION))
     text = (template.replace("{environment}", environment_name(repo_dir)).replace("{deliverables}", listed)
             .replace("{thresholds}", thresholds).replace("{parts}", parts)
-            .replace("{stages}", stage_table(edition)).replace("{gpu}", GPU))
+            .replace("{stages}", stage_table(edition)).replace("{gpu}", GPU)
+            .replace("{cpu_hours}", f"{CPU_PRETRAINING_MINUTES / 60:.0f}"))
     with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
         f.write(text)
 
@@ -156,11 +186,12 @@ def build_student(repo_dir, data_dir, out_dir, thresholds_path=None):
     Write the starter tree into out_dir (which must not exist yet) and
     return the number of regions cut.
     """
-    require_files(repo_dir, TOP_FILES + NOTEBOOKS + ("src/run.py",))
+    require_files(repo_dir, TOP_FILES + NOTEBOOKS + ("src/run.py", "requirements.txt", "environment.yml"))
     require_files(data_dir, DATA_FILES)
     os.makedirs(out_dir)
     for path in TOP_FILES + NOTEBOOKS + tuple(starter_sources(repo_dir)):
         copy_file(os.path.join(repo_dir, path), os.path.join(out_dir, path))
+    write_requirements(repo_dir, out_dir)
     set_edition(os.path.join(out_dir, FACTS), SEED_EDITION)
     cut_count = write_cut_submission(os.path.join(repo_dir, "src"), os.path.join(out_dir, "src"))
     for name in DATA_FILES:
