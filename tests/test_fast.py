@@ -206,13 +206,13 @@ def recording_rates(rates):
 
 
 def short_run(dataset, tiny_config, seeded_random, vocab_size, fast=True, num_workers=0, dtype=torch.float32,
-              **steps_settings):
+              variant="vanilla", **steps_settings):
     """Two epochs of batches of 8 from the same seeds, with the stages' training plugged in (FastSteps,
-    fused AdamW, a DataLoader in file order) or the student's plain loop, its model in `dtype`; returns
-    the trainer, its per-step losses, the model and the learning rate set after each step."""
+    fused AdamW, a DataLoader in file order) or the student's plain loop, its model (of `variant`) in
+    `dtype`; returns the trainer, its per-step losses, the model and the learning rate set after each step."""
     recorder, rates = LossRecorder(), []
     torch.manual_seed(3)
-    model = GPT(tiny_config(vocab_size, 64, n_layer=2)).to(dtype)
+    model = GPT(tiny_config(vocab_size, 64, n_layer=2, **VARIANTS[variant])).to(dtype)
     config = TrainerConfig(max_epochs=2, batch_size=8, learning_rate=3e-3, lr_decay=True, warmup_tokens=1000,
                            final_tokens=6000, writer=recorder, num_workers=num_workers)
     trainer = Trainer(model, dataset, None, config)
@@ -285,6 +285,17 @@ def test_the_stages_training_trains_as_the_plain_loop(kind, short_examples, exac
     fast = short_run(short_examples[kind], tiny_config, seeded_random, len(names.stoi), length_groups=4)
     assert fast[0].optimizer.defaults['fused'] is True and not plain[0].optimizer.defaults['fused']
     assert_same_run(plain, fast, exact_runs[kind])
+
+
+def test_the_stages_training_trains_the_rope_model_as_the_plain_loop(short_examples, names, tiny_config,
+                                                                     seeded_random):
+    """The same for the RoPE model (its rotation at every position of the cut groups), against its own
+    float64 run."""
+    runs = [short_run(short_examples["names"], tiny_config, seeded_random, len(names.stoi), variant="rope", **settings)
+            for settings in (dict(fast=False, dtype=torch.float64), dict(fast=False), dict(length_groups=4))]
+    assert any(name.endswith(".rope_cache") for name, _ in runs[0][2].named_buffers())
+    assert not hasattr(runs[0][2], "pos_emb")
+    assert_same_run(runs[1], runs[2], runs[0])
 
 
 @pytest.mark.parametrize("kind", ["names", "pretraining"])
