@@ -25,9 +25,14 @@ def rows(table):
 @pytest.mark.parametrize("edition", ["fall2023", "winter2025", "spring2026"])
 def test_each_part_lists_the_editions_functions_and_the_files_that_define_them(edition):
     """Kills a function left out of its part (or of one of its two parts), a part letter of another
-    edition, or a file named that does not define the part's functions."""
+    edition, a file named that does not define the part's functions, or a test of another part."""
     listed = {}
-    for part, files, functions in rows(readme_tables.part_table(edition, SUBMISSION)):
+    ids = [graded.id for graded in EDITIONS[edition].tests]
+    for part, files, functions, tests in rows(readme_tables.part_table(edition, SUBMISSION, ids)):
+        assert tests == ", ".join(i for i in ids if i[1] == part[1]), part
+        if functions == "no code here (see the handout)":
+            assert files == "" and part not in EDITIONS[edition].parts.values()
+            continue
         names = [name.strip("` ") for name in functions.split(",")]
         listed[part] = names
         defining = {readme_tables.definitions(SUBMISSION)[name] for name in names}
@@ -37,6 +42,7 @@ def test_each_part_lists_the_editions_functions_and_the_files_that_define_them(e
         for letter in letters.split(" and "):
             wanted.setdefault(f"({letter})", []).append(function)
     assert listed == wanted and list(listed) == sorted(listed)
+    assert {i[1] for i in ids} <= {part[1] for part, *_ in rows(readme_tables.part_table(edition, SUBMISSION, ids))}
 
 
 def test_methods_and_functions_are_found_in_their_files():

@@ -31,20 +31,25 @@ def definitions(submission_dir):
     return where
 
 
-def part_table(edition, submission_dir):
-    """| part | files | functions | of each part letter of `edition`, in the letters' order, with the
-    files of the package in `submission_dir` that define them (a function missing there is the
-    release checks' to refuse)."""
+def part_table(edition, submission_dir, test_ids=()):
+    """| part | files | functions | tests | of each part letter of `edition`, in the letters' order, with
+    the files of the package in `submission_dir` that define them (a function missing there is the
+    release checks' to refuse) and the ids among `test_ids` of the part ('1c-0-hidden' is part c's)."""
     functions = {}  # letter -> the functions of that part
     for function, letters in EDITIONS[edition].parts.items():
         for letter in letters.split(" and "):
             functions.setdefault(letter, []).append(function)
     where = definitions(submission_dir)
-    rows = ["| part | files | what you write |", "|---|---|---|"]
-    for letter, names in sorted(functions.items()):
+    tests = {}  # letter -> the ids of its tests
+    for test_id in test_ids:
+        tests.setdefault(test_id.split("-")[0].lstrip("0123456789"), []).append(test_id)
+    rows = ["| part | files | what you write | graded by |", "|---|---|---|---|"]
+    for letter in sorted(set(functions) | set(tests)):
+        names = functions.get(letter, [])
         files = sorted({where[name] for name in names if name in where})
-        rows.append(f"| ({letter}) | {', '.join(f'`{file}`' for file in files)} | "
-                    f"{', '.join(f'`{name}`' for name in names)} |")
+        written = ', '.join(f'`{name}`' for name in names) or "no code here (see the handout)"
+        rows.append(f"| ({letter}) | {', '.join(f'`{file}`' for file in files)} | {written} | "
+                    f"{', '.join(tests.get(letter, []))} |")
     return "\n".join(rows)
 
 

@@ -172,7 +172,8 @@ def write_readme(repo_dir, out_dir, thresholds_path=None, edition=SEED_EDITION):
         template = f.read()
     listed = "\n".join(f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1))
     thresholds = thresholds_in_words(repo_dir, thresholds_path)
-    parts = part_table(edition, os.path.join(out_dir, "src", SUBMISSION))
+    parts = part_table(edition, os.path.join(out_dir, "src", SUBMISSION),
+                       [test.test_id for test in registry.select([])])
     text = (template.replace("{environment}", environment_name(repo_dir)).replace("{deliverables}", listed)
             .replace("{thresholds}", thresholds).replace("{parts}", parts)
             .replace("{stages}", stage_table(edition)).replace("{gpu}", GPU)
