@@ -178,9 +178,10 @@ def train(args, inputs, processes):
         written(trainer, args.function, 'returned no Trainer')
         if args.compile and processes.main:
             print(EAGER_NOT_COMPILED, file=sys.stderr)
-        training = None if args.plain else fast_training(trainer, inputs.device, args, processes)
         if args.plain:
-            plain_training(trainer, inputs.device, args, processes)
+            training = plain_training(trainer, inputs.device, args, processes)
+        else:
+            training = fast_training(trainer, inputs.device, args, processes)
         identity = run_identity(args, inputs, trainer.config, processes)
         resume = read_checkpoint(checkpoint, identity) if args.resume else None
         if resume and recorder:
@@ -192,8 +193,8 @@ def train(args, inputs, processes):
                            training.scaler)) as checkpointer:
             if training is not None:
                 training.callbacks.append(checkpointer)  # Ctrl-C is the checkpointer's until training ends
-            if training is not None and inputs.device.type == 'cpu' and not args.configuration and processes.main:
-                training.callbacks.append(DurationEstimate())
+                if inputs.device.type == 'cpu' and not args.configuration and processes.main:
+                    training.callbacks.append(DurationEstimate())
             stamp(model, inputs.vocabulary, args.configuration, args.seed)
             started, first_step = time.monotonic(), resume['step'] if resume else 0
             if processes.main:
@@ -217,12 +218,13 @@ def fast_training(trainer, device, args, processes):
 
 def plain_training(trainer, device, args, processes):
     """--plain: the student's Trainer is left to train exactly as written, on `device`, with the
-    command line's trainer settings."""
+    command line's trainer settings; None, where the stages' training would be."""
     if processes.world > 1:
         raise InputError("--plain trains in one process: run it without NPROC")
     trainer.device = device
     for name, value in training_overrides(args).items():
         setattr(trainer.config, name, value)
+    return None
 
 
 def training_summary(steps, seconds, device):

@@ -12,9 +12,9 @@ each new width recompiles until torch.compile makes the width symbolic
 ("compiled, trimmed widths"); a compilation symbolic from the start
 ("..., dynamic") and whole batches at the block's width, one static shape
 ("compiled, whole batches"), are timed beside it. The stages train eager:
-docs/gpu.md has what this measured. The losses of
-the first step (the same weights, the same batch) tell whether the ways
-compute the same; later ones drift apart with the rounding.
+docs/gpu.md has what this measured. The losses of the first step (the same
+weights, the same batch) tell whether the ways compute the same; later ones
+drift apart with the rounding.
 """
 
 import statistics
@@ -53,11 +53,7 @@ def timed_steps(make_model, dataset, shape, device, steps, precision, backend, s
     trainer = Trainer(model, None, None, config)
     trainer.device = device
     trainer.optimizer = fused_adamw(optimizer_groups(model, config.weight_decay), config, device)
-    options = dict(options)
-    dynamic = options.pop('dynamic', None)
     fast_steps = FastSteps(device, shape['batch_size'], precision, backend=backend, **options)
-    if dynamic is not None:
-        fast_steps.dynamic = dynamic  # every dimension symbolic from the first compile on
     batches = EpochBatches(dataset, shape['batch_size'], fast_steps.collate, 0, seed)
     seconds, losses = [], []
     while len(seconds) < steps:

@@ -119,12 +119,14 @@ class FastSteps:
     """
 
     def __init__(self, device, batch_size, precision='tf32', compile=False, trim_padding=True, length_groups=None,
-                 backend='inductor'):
+                 backend='inductor', dynamic=None):
         self.device = device
         self.dtype = autocast_dtype(precision)
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.dtype == torch.float16)
         self.compile, self.backend = compile, backend
-        self.dynamic = None if trim_padding else False  # whole batches: one static shape (and the last batch's)
+        # torch.compile's dynamic: whole batches have one static shape (and the last batch's); trimmed widths
+        # are made symbolic when they change, or from the first compile with dynamic=True
+        self.dynamic = False if not trim_padding else dynamic
         self.step_model = None  # the module the steps run: the trainer's model, or its compiled form
         groups = length_groups or default_length_groups(device, batch_size)
         self.collate = functools.partial(collate_batch, trim_padding=trim_padding, groups=groups)
