@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import submission
+from runtime.decoding import predict_places
 from assignment import facts
 from grading import BundleError
 from grading.bundle import HiddenBundle, read_labels
@@ -96,9 +97,9 @@ def score(ctx, perceiver=False):
 FINGERPRINT = fingerprinted()
 
 
-def regenerated(predictions, misfit=(), perceiver=True, shapes=None):
+def regenerated(predictions, misfit=(), perceiver=True, shapes=None, rope=True):
     return {"value": {"fingerprint": FINGERPRINT, "predictions": list(predictions), "misfit": list(misfit),
-                      "shapes": shapes or {"w": [2, 3]}, "perceiver": perceiver}}
+                      "shapes": shapes or {"w": [2, 3]}, "perceiver": perceiver, "rope": rope}}
 
 
 def test_files_mode_scores_the_file_as_it_is(tmp_path):
@@ -208,6 +209,27 @@ def test_unreadable_or_foreign_parameters_fail(tmp_path):
         assert score(ctx, perceiver=True).startswith("4 of 4 correct")
 
 
+def test_a_rope_files_parameters_must_be_a_rope_models(tmp_path):
+    """Kills a RoPE stage scored from a plain GPT's parameters (a learnt position embedding, no rope_cache),
+    or from the submitted model's own code where that model is not a RoPE model."""
+    def rope(shapes, **own):
+        canned = {"model_fingerprint": {"value": FINGERPRINT}}
+        if own:
+            canned["regenerated_predictions"] = regenerated(["London"] * 4, **own)
+        return Graded(tmp_path, ["London"] * 4, answers=["London"] * 4, canned=canned, reference={
+            "regenerated_predictions": regenerated(["London"] * 4, shapes=shapes, misfit=["w"] if own else ())})
+    score_rope = lambda ctx: predictions.score_predictions(ctx, "rope.pretrain.dev.predictions")  # noqa: E731
+    cache = "blocks.0.attn.rope_cache"
+    assert failure(score_rope, rope({"pos_emb": [1, 128, 256], cache: [128, 16, 2]})) == (
+        "rope.finetune.params holds a learnt position embedding or no rope_cache: these are not a RoPE model's "
+        "parameters (initialize_rope_model must set mconf.rope = True)")
+    assert "no rope_cache" in failure(score_rope, rope({"tok_emb.weight": [256, 256]}))
+    assert score_rope(rope({cache: [128, 16, 2]})).startswith("4 of 4 correct")
+    assert failure(score_rope, rope({cache: [128, 16, 2]}, rope=False)) == (
+        "part (h): initialize_rope_model builds a GPT without rotary position embeddings: set mconf.rope = True")
+    assert score_rope(rope({cache: [128, 16, 2]}, rope=True)).startswith("4 of 4 correct")
+
+
 def test_a_model_unlike_the_reference_regenerates_with_its_own_code(tmp_path):
     reference = {"regenerated_predictions": regenerated(["x"] * 4, misfit=["w is [3] there, [2] in the model",
                                                                           "v is missing there"])}
@@ -271,6 +293,28 @@ def test_the_reference_regenerates_its_own_predictions(tmp_path):
     assert found["shapes"]["tok_emb.weight" if "tok_emb.weight" in found["shapes"] else next(iter(found["shapes"]))]
     assert found["fingerprint"] == models.fingerprint(
         models.build_model(submission, "vanilla", len(vocabulary), size)[0], len(vocabulary), 5)
+
+
+def test_a_rope_models_parameters_regenerate_the_stages_answers_and_are_told_from_a_gpts(tmp_path):
+    """Kills a RoPE model built as a plain GPT (with a learnt position embedding), its answers regenerated
+    otherwise than the stages make them, or a plain GPT's parameters taken for a RoPE model's."""
+    torch.manual_seed(0)
+    vocabulary = facts.PAD_CHAR + facts.MASK_CHAR + " ?ABLWabdehilnorsw"
+    size = dict(TINY, block_size=32)
+    model, _ = models.build_model(submission, "rope", len(vocabulary), size)
+    assert any(name.endswith("rope_cache") for name in model.state_dict()) and not hasattr(model, "pos_emb")
+    torch.save(model.state_dict(), tmp_path / "r.params")
+    questions = ["Where was Ada born?", "Where was Bo born?"]
+    found = answers.answered(predictions.regenerated_predictions(
+        submission, variant="rope", size=size, params_path=str(tmp_path / "r.params"), vocabulary=vocabulary,
+        questions=questions, seed=5))
+    assert found["misfit"] == [] and found["rope"] is True and found["perceiver"] is False
+    assert found["predictions"] == predict_places(model, questions, predictions.Vocabulary(vocabulary), "cpu")
+    torch.save(models.build_model(submission, "vanilla", len(vocabulary), size)[0].state_dict(), tmp_path / "v.params")
+    found = answers.answered(predictions.regenerated_predictions(
+        submission, variant="vanilla", size=size, params_path=str(tmp_path / "v.params"), vocabulary=vocabulary,
+        questions=questions, seed=5))
+    assert found["rope"] is False and predictions.rotates_positions(found["shapes"]) is False
 
 
 def test_parameters_that_do_not_fit_name_their_first_three_misfits(tmp_path):

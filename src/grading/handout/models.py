@@ -35,7 +35,9 @@ PART_G = part_of('initialize_perceiver_model')
 def build_model(sub, variant, vocab_size, size, helper=False):
     """
     (model, how): the submission's model of `variant` and `size` (GRADED_SIZE's
-    fields). A perceiver comes from initialize_perceiver_model (part g); a vanilla
+    fields). A perceiver comes from initialize_perceiver_model (part g), a RoPE
+    model from initialize_rope_model with the model's configuration alone (every
+    RoPE edition's starter accepts that call); a vanilla
     GPT from the GPT class, or with `helper` from initialize_vanilla_model (part c),
     so other parts never depend on part (c). Where GPT(config) fails (its
     constructor was changed outside the regions), the submission's own
@@ -47,6 +49,8 @@ def build_model(sub, variant, vocab_size, size, helper=False):
     if variant == "perceiver":
         return written(sub.initialize_perceiver_model(config(), bottleneck_dim=size["bottleneck_dim"]),
                        "initialize_perceiver_model"), None
+    if variant == "rope":
+        return written(sub.initialize_rope_model(config()), "initialize_rope_model"), None
     if helper:
         return written(sub.initialize_vanilla_model(config()), "initialize_vanilla_model"), None
     try:

@@ -45,7 +45,8 @@ def regenerated_predictions(sub, variant, size, params_path, vocabulary, questio
     The fingerprint of `sub`'s model of `variant` and `size`, the shapes in the
     parameters file, whether they fit the model, and if so the model's
     greedy answers to `questions` with those parameters (the stages' batched,
-    cached decoding), and whether the model is a perceiver.
+    cached decoding), and whether the model is a perceiver, and a RoPE model (a
+    rope_cache buffer and no learnt position embedding).
     """
     import torch
     from runtime.decoding import predict_places
@@ -72,8 +73,14 @@ def regenerated_predictions(sub, variant, size, params_path, vocabulary, questio
     with torch.no_grad():
         _, seen = module_shapes(model, torch.zeros(1, size["block_size"], dtype=torch.long), size["n_embd"])
     result["perceiver"] = any(size["bottleneck_dim"] in s["outputs"] for s in seen)
+    result["rope"] = rotates_positions(state)
     result["predictions"] = predict_places(model, questions, vocabulary, "cpu")
     return result
+
+
+def rotates_positions(state):
+    """Whether a state_dict is a RoPE model's: a rope_cache buffer, and no learnt position embedding."""
+    return any(name.endswith("rope_cache") for name in state) and "pos_emb" not in state
 
 
 def needed(threshold):
@@ -110,6 +117,9 @@ def regenerate(ctx, stage, vocabulary):
     check(variant != "perceiver" or any(s in ([1, m, d], [m, d]) for s in reference["shapes"].values()),
           f"{params_file} holds no bottleneck of shape ({m}, {d}): these are not a perceiver's parameters "
           f"(initialize_perceiver_model must set mconf.perceiver = True)")
+    check(variant != "rope" or rotates_positions(reference["shapes"]),
+          f"{params_file} holds a learnt position embedding or no rope_cache: these are not a RoPE model's "
+          f"parameters (initialize_rope_model must set mconf.rope = True)")
     submitted = ctx.run(model_fingerprint, variant=variant, size=size, vocab_size=len(vocabulary),
                         seed=FINGERPRINT_SEED)
     differences = (["the parameters do not fit the reference's model: " + "; ".join(reference["misfit"])]
@@ -121,7 +131,8 @@ def regenerate(ctx, stage, vocabulary):
     own = answered(ctx.run(regenerated_predictions, params_path=ctx.shared(params), **request))
     check("unloadable" not in own, f"{params_file} cannot be read: {own.get('unloadable')}")
     check(not own["misfit"], f"{params_file} does not fit the submitted model: " + "; ".join(own["misfit"]))
-    check(variant != "perceiver" or own["perceiver"], not_the_model("perceiver"))
+    if variant in ("perceiver", "rope"):
+        check(own[variant], not_the_model(variant))
     return own["predictions"], (f"regenerated from {params_file} with the submitted model's code, in the sandbox, "
                                 f"because {differences[0]}")
 
