@@ -7,13 +7,18 @@ The tests of the assignment "pretrained Transformers and knowledge access".
     python grader.py --list          the tests, with their points and thresholds
     python grader.py --json results.json --hidden BUNDLE_DIR     as the grading server does
 
-Each test is one function: its @graded line gives its id, points, visibility,
-time limit and thresholds; its body names the files it grades and judges
-what the probes saw. Basic tests check the trainer configurations, span
-corruption and that the perceiver is one; hidden tests compare the vanilla
-model with the reference and score predictions regenerated from the
-submitted parameters against the instructors' labels. A test's points depend
-only on its own part's code and files.
+Each test is one function, named after what it judges: its @graded line gives
+its id, points, visibility, time limit and thresholds in the seed (Perceiver)
+edition, or for a RoPE test in the latest RoPE cohort; another edition grades
+the same function under its own id, points and thresholds
+(src/assignment/editions.py; the starter's edition, or --edition NAME). Its
+body names the files it grades and judges what the probes saw. Basic tests
+check the trainer configurations, span corruption and that the perceiver is
+one; hidden tests compare the vanilla model with the reference and score
+predictions regenerated from the submitted parameters against the
+instructors' labels, a RoPE model's once it is one. A test's points depend
+only on its own part's code and files. The RoPE editions' written derivation
+(1g-0-basic there) is graded by hand, not here.
 
 The probes (run beside the submission, in a sandbox) and the judges are in
 src/grading/handout/, the machinery in src/grading/, the assignment's facts in
@@ -42,7 +47,7 @@ SHORTER_BOUND, LONGER_BOUND = TRUNCATION_BOUNDS
 
 
 @graded("1c-0-hidden", points=2, visibility="hidden", timeout=180)
-def model_structure(ctx):
+def vanilla_structure(ctx):
     """vanilla model: causal, and computes the reference's function"""
     ctx.require_bundle()
     request = dict(variant="vanilla", size=GRADED_SIZE, vocab_size=COURSE_VOCAB_SIZE, seed=FINGERPRINT_SEED, helper=True)
@@ -62,19 +67,19 @@ def finetune_config_without_pretraining(ctx):
 
 
 @graded("1d-0-hidden", points=2, visibility="hidden", timeout=300, min_correct=1)
-def dev_predictions_without_pretraining(ctx):
+def nopretrain_dev(ctx):
     """no pretraining: dev predictions, at least one correct"""
     return score_predictions(ctx, "vanilla.nopretrain.dev.predictions")
 
 
 @graded("1d-1-hidden", points=4, visibility="hidden", timeout=300, min_correct=1)
-def test_predictions_without_pretraining(ctx):
+def nopretrain_test(ctx):
     """no pretraining: test predictions, at least one correct"""
     return score_predictions(ctx, "vanilla.nopretrain.test.predictions")
 
 
 @graded("1e-0-basic", points=5, visibility="basic", timeout=60)
-def span_truncation_length(ctx):
+def span_truncation(ctx):
     """span corruption: truncation length"""
     examples = span_examples(ctx, BLOCK_SIZE)
     for e in examples:
@@ -125,25 +130,25 @@ def span_masked_length(ctx):
 
 
 @graded("1f-0-basic", points=7, visibility="basic", timeout=60)
-def pretrain_and_finetune_configs(ctx):
+def pretrain_config(ctx):
     """pretrain config, and finetune config with pretraining (vanilla)"""
     return judge_configs(ctx, "vanilla", ["pretrain", "finetune_with_pretraining"])
 
 
 @graded("1f-1-hidden", points=5, visibility="hidden", timeout=300, min_accuracy=0.10)
-def vanilla_dev_predictions(ctx):
+def pretrained_dev(ctx):
     """vanilla pretrained: dev accuracy"""
     return score_predictions(ctx, "vanilla.pretrain.dev.predictions")
 
 
 @graded("1f-2-hidden", points=8, visibility="hidden", timeout=300, min_accuracy=0.09)
-def vanilla_test_predictions(ctx):
+def pretrained_test(ctx):
     """vanilla pretrained: test accuracy"""
     return score_predictions(ctx, "vanilla.pretrain.test.predictions")
 
 
-@graded("1g-0-basic", points=4, visibility="basic", timeout=90)
-def perceiver_structure_and_config(ctx):
+@graded("1g-0-basic", points=4, visibility="basic", timeout=90, second_model="perceiver")
+def perceiver_config(ctx):
     """perceiver: a causal perceiver as specified, and its finetune config"""
     anatomy = answered(ctx.run(perceiver_anatomy, vocab_size=COURSE_VOCAB_SIZE, seed=FINGERPRINT_SEED))
     judge_perceiver(anatomy)
@@ -151,16 +156,28 @@ def perceiver_structure_and_config(ctx):
     return judge_configs(ctx, "perceiver", ["finetune_with_pretraining"])
 
 
-@graded("1g-1-hidden", points=5, visibility="hidden", timeout=300, min_accuracy=0.024)
-def perceiver_dev_predictions(ctx):
+@graded("1g-1-hidden", points=5, visibility="hidden", timeout=300, second_model="perceiver", min_accuracy=0.024)
+def perceiver_dev(ctx):
     """perceiver pretrained: dev accuracy"""
     return score_predictions(ctx, "perceiver.pretrain.dev.predictions")
 
 
-@graded("1g-2-hidden", points=5, visibility="hidden", timeout=300, min_accuracy=0.02)
-def perceiver_test_predictions(ctx):
+@graded("1g-2-hidden", points=5, visibility="hidden", timeout=300, second_model="perceiver", min_accuracy=0.02)
+def perceiver_test(ctx):
     """perceiver pretrained: test accuracy"""
     return score_predictions(ctx, "perceiver.pretrain.test.predictions")
+
+
+@graded("1h-0-hidden", points=5, visibility="hidden", timeout=300, second_model="rope", min_accuracy=0.22)
+def rope_dev(ctx):
+    """RoPE pretrained: a RoPE model as the handout states it, and its dev accuracy"""
+    return score_predictions(ctx, "rope.pretrain.dev.predictions")
+
+
+@graded("1h-1-hidden", points=5, visibility="hidden", timeout=300, second_model="rope", min_accuracy=0.16)
+def rope_test(ctx):
+    """RoPE pretrained: a RoPE model as the handout states it, and its test accuracy"""
+    return score_predictions(ctx, "rope.pretrain.test.predictions")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import privileged
+from assignment.editions import SEED_EDITION
 from grading import registry
 from submission import GPTConfig
 
@@ -203,6 +204,8 @@ def ascii_locale():
 
 @pytest.fixture
 def registered(monkeypatch):
-    """An empty registry of graded tests for the test."""
+    """An empty registry of graded tests for the test, grading the seed edition."""
     monkeypatch.setattr(registry, "TESTS", {})
+    monkeypatch.setattr(registry, "DECLARED", [])
+    monkeypatch.setattr(registry, "GRADING", {"edition": SEED_EDITION})
     return registry.TESTS

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GRADER_PATH = ROOT / "grader.py"
 GRADER = runpy.run_path(str(GRADER_PATH), run_name="grader_judged")  # its functions, by name
 SHORTER, LONGER = TRUNCATION_BOUNDS
-SPAN_TESTS = ("span_truncation_length", "span_rearrangement", "span_shift", "span_masked_length")
+SPAN_TESTS = ("span_truncation", "span_rearrangement", "span_shift", "span_masked_length")
 
 
 class Judged:
@@ -175,14 +175,14 @@ def with_extremes(shortest=None, longest=None):
 
 @pytest.mark.parametrize("shortest, status", [(4, "pass"), (3, "fail")])
 def test_a_truncation_keeps_at_least_four_characters(tmp_path, shortest, status):
-    found, told = span_judged(tmp_path, "span_truncation_length", with_extremes(shortest=shortest))
+    found, told = span_judged(tmp_path, "span_truncation", with_extremes(shortest=shortest))
     assert found == status
     assert status == "pass" or told.startswith("an example keeps 3 characters of a ")
 
 
 @pytest.mark.parametrize("longest, status", [(LONGER, "pass"), (LONGER + 1, "fail")])
 def test_a_truncation_never_passes_the_longer_bound(tmp_path, longest, status):
-    found, told = span_judged(tmp_path, "span_truncation_length", with_extremes(longest=longest))
+    found, told = span_judged(tmp_path, "span_truncation", with_extremes(longest=longest))
     assert found == status
     assert status == "pass" or f"keeps {LONGER + 1} characters" in told
 
@@ -194,7 +194,7 @@ def test_the_longest_truncation_on_long_documents_reaches_the_shorter_bound(tmp_
     def make(documents):
         return [(i, min(kept, longest - 1), kept // 4) for i, kept, _ in random_choices(documents, SHORTER)] + \
             [(long_ones(documents, LONGER)[0], longest, longest // 4)]
-    found, told = span_judged(tmp_path, "span_truncation_length", make)
+    found, told = span_judged(tmp_path, "span_truncation", make)
     assert found == status
     assert status == "pass" or told.startswith(f"on long documents no example keeps more than {SHORTER - 1} ")
     assert status == "pass" or (f"= {SHORTER} (the 2024 starters' bound)" in told
@@ -209,7 +209,7 @@ def test_long_documents_need_thirty_lengths_half_a_block_apart(tmp_path, count, 
 
     def make(documents):
         return [(index, lengths[n % count], 5) for n, index in enumerate(long_ones(documents))]
-    found, told = span_judged(tmp_path, "span_truncation_length", make)
+    found, told = span_judged(tmp_path, "span_truncation", make)
     assert found == status
     assert status == "pass" or told.endswith(f"but only {count} lengths between {SHORTER - spread} and {SHORTER} "
                                              f"came up")
@@ -257,7 +257,7 @@ def fingerprint(drift=0.0, position=0):
 def test_the_vanilla_model_is_causal_up_to_its_tolerance(tmp_path, drift, status):
     answer = lambda **_: fingerprint(drift)  # noqa: E731
     ctx = Judged(tmp_path, canned={"model_fingerprint": answer}, reference={"model_fingerprint": answer})
-    found, told = judge("model_structure", ctx)
+    found, told = judge("vanilla_structure", ctx)
     assert found == status
     assert status == "pass" or told.startswith("changing the tokens from position 10 on changes the logits before it")
 
@@ -268,7 +268,7 @@ def test_the_vanilla_model_must_compute_the_references_function(tmp_path):
     other["value"]["parameters"] = [["w", [2]]]
     ctx = Judged(tmp_path, canned={"model_fingerprint": lambda **_: fingerprint()},
                  reference={"model_fingerprint": lambda **_: other})
-    assert judge("model_structure", ctx) == ("fail", "the vanilla model is not the reference's: parameters differ "
+    assert judge("vanilla_structure", ctx) == ("fail", "the vanilla model is not the reference's: parameters differ "
                                                      "from the reference's: w: [1] instead of [2]")
 
 
@@ -279,10 +279,10 @@ def test_the_vanilla_structure_is_judged_on_part_cs_model_and_needs_the_bundle(t
     unwritten.GPT, unwritten.GPTConfig = submission.GPT, submission.GPTConfig
     unwritten.initialize_vanilla_model = lambda config: None
     reference = {"model_fingerprint": lambda **_: fingerprint()}
-    found, told = judge("model_structure", Judged(tmp_path, unwritten, reference=reference))
+    found, told = judge("vanilla_structure", Judged(tmp_path, unwritten, reference=reference))
     assert (found, told) == ("fail", "part (c): initialize_vanilla_model returned None: it is not written yet")
     with pytest.raises(NotGraded):
-        GRADER["model_structure"](Judged(tmp_path, unwritten, bundle=False))
+        GRADER["vanilla_structure"](Judged(tmp_path, unwritten, bundle=False))
 
 
 def anatomy(**changes):
@@ -316,7 +316,7 @@ def test_the_perceiver_is_judged_by_its_structure_and_its_specification(tmp_path
     (C's Xavier-uniform start, causality), or not its structure."""
     ctx = Judged(tmp_path, canned={"perceiver_anatomy": lambda **_: anatomy(**changes),
                                    "trainer_configs": lambda **_: finetune_config()})
-    found, message = judge("perceiver_structure_and_config", ctx)
+    found, message = judge("perceiver_config", ctx)
     assert (found, message) == ("pass", None) if told is None else (found == "fail" and told in message)
 
 
@@ -350,9 +350,9 @@ def handout_config(stage, **changes):
 
 
 CONFIG_STAGES = [("finetune_config_without_pretraining", "vanilla", "finetune_without_pretraining"),
-                 ("pretrain_and_finetune_configs", "vanilla", "pretrain"),
-                 ("pretrain_and_finetune_configs", "vanilla", "finetune_with_pretraining"),
-                 ("perceiver_structure_and_config", "perceiver", "finetune_with_pretraining")]
+                 ("pretrain_config", "vanilla", "pretrain"),
+                 ("pretrain_config", "vanilla", "finetune_with_pretraining"),
+                 ("perceiver_config", "perceiver", "finetune_with_pretraining")]
 
 
 @pytest.mark.parametrize("test, variant, stage", CONFIG_STAGES, ids=[f"{v} {s}" for _, v, s in CONFIG_STAGES])
@@ -384,12 +384,12 @@ def test_the_finetune_configuration_test_also_runs_train(tmp_path, monkeypatch):
 
 
 PREDICTION_TESTS = {  # the handout's numbering: the prediction test of each file
-    "dev_predictions_without_pretraining": "vanilla.nopretrain.dev.predictions",
-    "test_predictions_without_pretraining": "vanilla.nopretrain.test.predictions",
-    "vanilla_dev_predictions": "vanilla.pretrain.dev.predictions",
-    "vanilla_test_predictions": "vanilla.pretrain.test.predictions",
-    "perceiver_dev_predictions": "perceiver.pretrain.dev.predictions",
-    "perceiver_test_predictions": "perceiver.pretrain.test.predictions"}
+    "nopretrain_dev": "vanilla.nopretrain.dev.predictions",
+    "nopretrain_test": "vanilla.nopretrain.test.predictions",
+    "pretrained_dev": "vanilla.pretrain.dev.predictions",
+    "pretrained_test": "vanilla.pretrain.test.predictions",
+    "perceiver_dev": "perceiver.pretrain.dev.predictions",
+    "perceiver_test": "perceiver.pretrain.test.predictions"}
 
 
 class Scored(Context):

@@ -6,6 +6,7 @@ The command line of a tests module (grader.py calls `main`).
     python grader.py --json results/results.json --hidden /path/to/bundle
     python grader.py --list --hidden /path/to/bundle     the tests that would run, the bundle's among them
     python grader.py --labels data/birth_dev.tsv hidden  a local check of the prediction files one has labels for
+    python grader.py --edition spring2026 --hidden DIR   another edition's tests (assignment/editions.py)
 
 Exit status: 0 when the run completed, whatever the score; 2 for a usage
 error (unknown test id, missing submission, unusable bundle, a --json path
@@ -48,6 +49,9 @@ def parser(default_submission):
                    help="start each test process as a new interpreter instead of forking it (slower)")
     p.add_argument("--user", help="run submission code as this user (the grader itself must run as root)")
     p.add_argument("--list", action="store_true", help="list the tests and exit")
+    p.add_argument("--edition", choices=sorted(registry.EDITIONS),
+                   help=f"the course edition whose tests to grade (default: the checkout's, else "
+                        f"${registry.EDITION_ENV}, else {registry.SEED_EDITION})")
     p.add_argument("-v", "--verbose", action="store_true", help="show what the submission printed in failing tests")
     return p
 
@@ -107,6 +111,8 @@ def main(argv=None, tests_file=None, preload=()):
         return usage_error("the grader needs a POSIX system: Linux, macOS, or WSL on Windows")
     tests_file = os.path.abspath(tests_file or sys.argv[0])
     args = parser(os.path.join(os.path.dirname(tests_file), "src", "submission")).parse_args(argv)
+    if args.edition:
+        registry.use_edition(args.edition)
     try:
         bundle = read_bundle(args)
     except BundleError as error:

@@ -15,6 +15,14 @@ then judges that data.
 
 grader.py registers the assignment's tests; a hidden bundle's tests/*.py
 (load_bundle_tests) add tests, or replace a test of grader.py with the same id.
+
+The tests are those of the grading edition (assignment/editions.py): the
+checkout's own (a starter's facts name it), else $GRADER_EDITION, else the
+seed's. A test declared for one second model (second_model='perceiver' or
+'rope') is graded in that model's editions only. In an edition other than
+the seed's, a test whose function is named after a judge of the edition's
+table takes that test's id, points and thresholds there: grader.py's
+decorators give the seed's (the RoPE tests, the latest RoPE cohort's).
 """
 
 import importlib.util
@@ -26,6 +34,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from assignment.editions import EDITIONS, SEED_EDITION
+from assignment.facts import EDITION as CHECKOUT_EDITION
 from assignment.not_written_yet import error_line
 
 VISIBILITIES = ("basic", "hidden")
@@ -56,6 +66,9 @@ class BadTest(ValueError):
 
 TESTS = {}
 BUNDLE_FILES = []  # the hidden bundle's test files, once imported; the last one's tests may replace grader.py's
+DECLARED = []  # (the decorator's arguments, the function) of every test declared, in order
+EDITION_ENV = "GRADER_EDITION"
+GRADING = {"edition": CHECKOUT_EDITION or os.environ.get(EDITION_ENV) or SEED_EDITION}
 
 
 def source_of(function):
@@ -63,8 +76,9 @@ def source_of(function):
     return os.path.abspath(inspect.unwrap(function).__code__.co_filename)
 
 
-def graded(test_id, points, visibility, timeout, **thresholds):
-    """Register a test function under `test_id`, worth `points`, limited to `timeout` seconds."""
+def graded(test_id, points, visibility, timeout, second_model=None, **thresholds):
+    """Register a test function under `test_id`, worth `points`, limited to `timeout` seconds (in the
+    editions of `second_model` only, when given)."""
     if not TEST_ID.match(test_id):
         raise BadTest(f"test id {test_id!r} should look like '1e-0-basic'")
     if visibility not in VISIBILITIES or not test_id.endswith(visibility):
@@ -73,22 +87,57 @@ def graded(test_id, points, visibility, timeout, **thresholds):
                for v in thresholds.values()):
         raise BadTest(f"test {test_id}: thresholds must be numbers")
 
-    def register(function):
+    def declare(function):
         doc = (function.__doc__ or "").strip()
         if not doc:
             raise BadTest(f"test {test_id} needs a docstring: its first line is the description")
-        source = source_of(function)
-        earlier = TESTS.get(test_id)
-        replaces = None
-        if earlier is not None and earlier.source != source:
-            if source not in BUNDLE_FILES or earlier.source in BUNDLE_FILES:
-                raise BadTest(f"test id {test_id} is registered twice")
-            replaces = earlier
-        TESTS[test_id] = GradedTest(test_id, float(points), visibility, float(timeout), doc.splitlines()[0].strip(),
-                                    function, dict(thresholds), source, replaces)
+        declared = dict(test_id=test_id, points=points, timeout=timeout, second_model=second_model,
+                        thresholds=thresholds)
+        DECLARED.append((declared, function))
+        register(function, **in_edition(declared, function, GRADING["edition"]))
         return function
 
-    return register
+    return declare
+
+
+def in_edition(declared, function, edition):
+    """A declared test's arguments as `edition` grades it: its table's id, points and thresholds for a
+    function named after one of its judges; {"skip": True} where the test is another second model's."""
+    this = EDITIONS[edition]
+    if declared["second_model"] not in (None, this.second_model):
+        return dict(declared, skip=True)
+    table = {t.judges: t for t in this.tests}
+    entry = table.get(function.__name__)
+    if entry is None or edition == SEED_EDITION:
+        return declared
+    return dict(declared, test_id=entry.id, points=entry.points, thresholds=dict(entry.thresholds))
+
+
+def use_edition(edition):
+    """Grade `edition` (a name of EDITIONS): the tests declared so far registered anew under it."""
+    if edition not in EDITIONS:
+        raise KeyError(edition)
+    GRADING["edition"] = edition
+    TESTS.clear()
+    for declared, function in DECLARED:
+        register(function, **in_edition(declared, function, edition))
+
+
+def register(function, test_id, points, timeout, second_model, thresholds, skip=False):
+    """Put `function` in TESTS under `test_id` (unless `skip`); a bundle's test may replace grader.py's."""
+    if skip:
+        return
+    visibility = test_id.rsplit("-", 1)[1]
+    doc = function.__doc__.strip()
+    source = source_of(function)
+    earlier = TESTS.get(test_id)
+    replaces = None
+    if earlier is not None and earlier.source != source:
+        if source not in BUNDLE_FILES or earlier.source in BUNDLE_FILES:
+            raise BadTest(f"test id {test_id} is registered twice")
+        replaces = earlier
+    TESTS[test_id] = GradedTest(test_id, float(points), visibility, float(timeout), doc.splitlines()[0].strip(),
+                                function, dict(thresholds), source, replaces)
 
 
 def probe(function):

@@ -14,7 +14,7 @@ DECODING_TESTS = ('tests/test_kv_cache.py', 'tests/test_decoding_batched.py', 't
 HANDOUT_TESTS = ('tests/test_grading_handout_answers.py', 'tests/test_grading_handout_configs.py',
                  'tests/test_grading_handout_corpora.py', 'tests/test_grading_handout_models.py',
                  'tests/test_grading_handout_predictions.py', 'tests/test_grading_handout_spans.py',
-                 'tests/test_assignment_not_written_yet.py')
+                 'tests/test_grading_handout_rope.py', 'tests/test_assignment_not_written_yet.py')
 WORLDGEN_TESTS = ('tests/test_worldgen.py', 'tests/test_data.py')
 # the tests of tests/test_copies.py that train nothing (its module fixtures train a class)
 COPIES_STATISTIC_TESTS = tuple(f'tests/test_copies.py::{name}' for name in (
@@ -79,11 +79,11 @@ MODULE_TESTS = {
     'src/stages/plot.py': ('tests/test_plot.py',),
     'run.sh': ('tests/test_run_sh.py', 'tests/test_python_minimum.py'),
     # the grader
-    'grader.py': ('tests/test_grader_judges.py',),
+    'grader.py': ('tests/test_grader_judges.py', 'tests/test_grading_editions.py'),
     'src/grading/bundle.py': ('tests/test_grading_bundle.py', 'tests/test_bundle_settings.py'),
-    'src/grading/cli.py': ('tests/test_grading_cli.py',),
+    'src/grading/cli.py': ('tests/test_grading_cli.py', 'tests/test_grading_editions.py'),
     'src/grading/context.py': ('tests/test_grading_context.py',),
-    'src/grading/registry.py': ('tests/test_grading_registry.py',),
+    'src/grading/registry.py': ('tests/test_grading_registry.py', 'tests/test_grading_editions.py'),
     'src/grading/report.py': ('tests/test_grading_report.py',),
     'src/grading/results.py': ('tests/test_grading_results.py', 'tests/test_grading_report.py'),
     'src/grading/suite.py': ('tests/test_grading_suite.py',),
@@ -93,7 +93,7 @@ MODULE_TESTS = {
     'src/grading/zygote.py': ('tests/test_zygote.py', 'tests/test_slow_zygote.py',
                               'tests/test_grade_regenerate.py'),
     **{f'src/grading/handout/{name}.py': HANDOUT_TESTS
-       for name in ('answers', 'configs', 'corpora', 'models', 'predictions', 'spans')},
+       for name in ('answers', 'configs', 'corpora', 'models', 'predictions', 'spans', 'rope')},
     # the instructors' tools
     'src/instructors/agreement.py': ('tests/test_agreement.py',),
     'src/instructors/bench.py': ('tests/test_bench.py',),

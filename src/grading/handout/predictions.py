@@ -24,6 +24,7 @@ from grading.handout.answers import answered
 from grading.handout.models import (FINGERPRINT_SEED, build_model, fingerprint, fingerprint_differences,
                                     judge_perceiver, model_fingerprint, module_shapes,
                                     perceiver_anatomy)
+from grading.handout.rope import judge_rope, rope_anatomy
 from grading.registry import probe
 
 MIN_AGREEMENT = 0.85  # fp32 and bf16 answers of the same params differed by at most 8.4% where measured
@@ -152,6 +153,8 @@ def score_predictions(ctx, predictions_file):
           f"{predictions_file} has {len(predicted)} predictions for {len(answers)} questions in {labels(stage)}: "
           f"rerun ./run.sh {stage.name}")
     threshold = ctx.threshold()
+    if stage.variant == "rope":  # the course grades only the predictions: these must be a RoPE model's
+        judge_rope(answered(ctx.run(rope_anatomy, vocab_size=COURSE_VOCAB_SIZE, seed=FINGERPRINT_SEED)))
     if bundle.predictions == "files":
         if stage.variant == "perceiver":
             judge_perceiver(answered(ctx.run(perceiver_anatomy, vocab_size=COURSE_VOCAB_SIZE, seed=FINGERPRINT_SEED)))

@@ -1,0 +1,79 @@
+"""
+The RoPE editions' judge of part (h) (src/grading/handout/rope.py), in-process:
+the reference's rotation passes, and RoPE code a student could plausibly
+hand in wrong is told in part (h)'s words: the exponent's sign flipped (as a
+course docstring printed it), a rotation of the other handedness, the last
+rows of the cache used for a short sequence, pairs taken as the two halves,
+and a model that keeps its learnt position embedding.
+"""
+
+import types
+
+import pytest
+import torch
+
+import submission
+from submission import attention
+from grading.context import TestFailure as Failed
+from grading.handout import rope
+from grading.handout.answers import answered
+
+
+def judged(**replaced):
+    """judge_rope of the reference with `replaced` functions put in; the failure's message, or 'pass'."""
+    sub = types.SimpleNamespace(**{name: getattr(submission, name) for name in dir(submission)
+                                   if not name.startswith("_")})
+    for name, value in replaced.items():
+        setattr(sub, name, value)
+    try:
+        rope.judge_rope(answered(rope.rope_anatomy(sub, vocab_size=40, seed=5)))
+    except Failed as failure:
+        return str(failure)
+    return "pass"
+
+
+def flipped_exponent(dim, positions):
+    theta = 10000.0 ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)
+    angles = torch.arange(positions, dtype=torch.float32)[:, None] * theta
+    return torch.stack([torch.cos(angles), torch.sin(angles)], dim=-1)
+
+
+def other_handedness(x, cache):
+    return attention.apply_rotary_emb(x, cache * torch.tensor([1.0, -1.0]))
+
+
+def last_rows(x, cache):
+    return attention.apply_rotary_emb(x, cache[cache.shape[0] - x.shape[-2]:])
+
+
+def halves(x, cache):
+    """Pairs (x_i, x_{i + d/2}) instead of (x_{2i}, x_{2i + 1}): a rotation, by the wrong pairs."""
+    d = x.shape[-1]
+    interleaved = torch.stack([x[..., :d // 2], x[..., d // 2:]], dim=-1).flatten(-2)
+    rotated = attention.apply_rotary_emb(interleaved, cache).unflatten(-1, (d // 2, 2))
+    return torch.cat([rotated[..., 0], rotated[..., 1]], dim=-1)
+
+
+def with_positions(mconf):
+    """A RoPE model that also learns a position embedding."""
+    model = submission.initialize_rope_model(mconf)
+    model.pos_emb = torch.nn.Parameter(torch.zeros(1, mconf.block_size, mconf.n_embd))
+    return model
+
+
+def test_the_references_rotation_is_the_handouts():
+    assert judged() == "pass"
+
+
+@pytest.mark.parametrize("replaced, told", [
+    (dict(precompute_rotary_emb=flipped_exponent), "precompute_rotary_emb is"),
+    (dict(apply_rotary_emb=other_handedness), "apply_rotary_emb does not rotate each pair"),
+    (dict(apply_rotary_emb=last_rows), "does not use the cache's first rows"),
+    (dict(apply_rotary_emb=halves), "apply_rotary_emb does not rotate each pair"),
+    (dict(initialize_rope_model=lambda mconf: submission.GPT(mconf)), "the RoPE model has no rope_cache buffer"),
+    (dict(initialize_rope_model=with_positions), "keeps a learnt position embedding (pos_emb)"),
+    (dict(initialize_rope_model=lambda mconf: None), "part (h): initialize_rope_model returned None"),
+], ids=["exponent sign", "handedness", "last rows", "halves", "plain GPT", "learnt positions", "not written"])
+def test_rope_code_handed_in_wrong_is_told_in_part_hs_words(replaced, told):
+    message = judged(**replaced)
+    assert message.startswith("part (h): ") and told in message, message
