@@ -5,12 +5,14 @@ others out, every student file compiles either way, and malformed blocks are
 refused naming the file and line.
 """
 
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from instructors.release import regions
-from instructors.release.edition_blocks import SECOND_MODELS, for_edition
+from assignment.editions import SEED_EDITION
+from instructors.release import checks, regions
+from instructors.release.edition_blocks import SECOND_MODELS, for_edition, relabel
 
 REFERENCE = Path(__file__).resolve().parents[1] / "src" / "submission"
 EXAMPLE = """a = 1
@@ -71,3 +73,28 @@ def test_each_editions_starter_has_its_own_second_model_and_not_the_others():
 def test_malformed_blocks_are_refused_naming_the_file_and_line(text, message):
     with pytest.raises(regions.RegionError, match=message):
         for_edition(text, "rope", "f.py")
+
+
+def test_labels_take_the_editions_part_letters():
+    """Kills a RoPE starter labelled with the Perceiver edition's letters (its vanilla model is part d, its span
+    corruption part c), letters swapped one after the other (c -> d, then e -> c -> d), or a Perceiver cohort's
+    relabelled."""
+    text = "[part c] [part f] x\n### [part e]: here\n[part h] [part g]\n"
+    assert relabel(text, "spring2026") == "[part d] [part f] x\n### [part c]: here\n[part h] [part g]\n"
+    assert relabel(text, "winter2024") == text == relabel(text, SEED_EDITION)
+
+
+def test_the_rope_starters_files_carry_their_editions_labels_and_the_unrelabelled_do_not():
+    """The release's check of the student files holds a RoPE starter to the RoPE edition's part letters."""
+    files = {name: for_edition(text, "rope", name) for name, text in reference_files().items()}
+
+    def problems(relabelled):
+        with tempfile.TemporaryDirectory() as tree:
+            folder = Path(tree) / "src" / "submission"
+            folder.mkdir(parents=True)
+            (Path(tree) / "LICENSE").write_text("MIT\n")
+            for name, text in files.items():
+                (folder / name).write_text(regions.cut(relabel(text, "spring2026") if relabelled else text, name))
+            return checks.student_file_problems(tree, "spring2026")
+    assert problems(relabelled=True) == []
+    assert "src/submission/helper.py: initialize_vanilla_model lacks its label [part d]" in problems(relabelled=False)

@@ -123,7 +123,14 @@ OTHER_STAGES = {
 # hand in, in the handout's order: the package's code, then every output of those stages.
 HANDED_IN_STAGES = stages_of(EDITION or SEED_EDITION)
 CODE_FILES = ('__init__.py', 'attention.py', 'dataset.py', 'helper.py', 'model.py', 'trainer.py', 'utils.py')
-DELIVERABLES = CODE_FILES + tuple(stage.writes for stage in HANDED_IN_STAGES)
+
+
+def deliverables(edition):
+    """The files an edition's students hand in: the package's code, then its stages' outputs."""
+    return CODE_FILES + tuple(stage.writes for stage in stages_of(edition))
+
+
+DELIVERABLES = deliverables(EDITION or SEED_EDITION)
 
 
 def reads(stage):

@@ -14,6 +14,7 @@ import functools
 import os
 import traceback
 
+from .editions import EDITIONS
 from .facts import STUDENT_FUNCTIONS
 
 
@@ -22,8 +23,11 @@ class PartFailure(Exception):
 
 
 def part_of(function):
-    """'part (c)' for a function of STUDENT_FUNCTIONS."""
-    return f"part ({STUDENT_FUNCTIONS[function]})"
+    """'part (c)' for a function of STUDENT_FUNCTIONS; for another edition's (whose code a starter never
+    runs), its part in the first edition that has it."""
+    letters = STUDENT_FUNCTIONS.get(function) or next(e.parts[function] for e in EDITIONS.values()
+                                                       if function in e.parts)
+    return f"part ({letters})"
 
 
 def error_line(error, limit=200):

@@ -44,7 +44,8 @@ def initialize_perceiver_model(mconf, bottleneck_dim=32):
 def initialize_rope_model(mconf, bottleneck_dim=None):
     """[part h] The RoPE model: a GPT whose self-attention layers rotate queries and keys by position
     (attention.py) and which has no learnt position embedding. GPT builds it when mconf.rope is True.
-    `bottleneck_dim` is unused: the Winter 2025 starter passed the perceiver's argument here."""
+    `bottleneck_dim` is unused: the Winter 2025 starter passed the perceiver's argument here.
+    """
     attention_model = None
     ### [part h]: build the RoPE model here
 

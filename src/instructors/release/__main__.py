@@ -1,5 +1,6 @@
 """
-The release command: `./run.sh release --out OUT` (python3 -m instructors.release, src/ on the path).
+The release command: `./run.sh release --out OUT [--edition NAME]` (python3 -m instructors.release, src/ on
+the path): the starter and the autograder bundle of one edition of the course (assignment/editions.py).
 
 Everything is built in a temporary folder beside OUT and checked there; only
 a release that passes every check is moved into OUT, all or none (see
@@ -13,6 +14,7 @@ import os
 import shutil
 import sys
 
+from assignment.editions import EDITIONS, SEED_EDITION
 from assignment.facts import DATA_FILES, TEST_LABELS, TEST_QUESTIONS
 from grading.bundle import BundleError, read_thresholds
 from runtime.inputs import InputError
@@ -31,6 +33,9 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="./run.sh release", description="Cut the student starter and the "
                                      "autograder bundle out of the reference solution.")
     parser.add_argument("--out", required=True, help="folder to write student/, autograder/ and autograder.zip into")
+    parser.add_argument("--edition", default=SEED_EDITION, choices=sorted(EDITIONS),
+                        help="the course edition to cut: its second model, parts, stages and tests "
+                             "(default: %(default)s, the seed's)")
     parser.add_argument("--force", action="store_true", help="replace an earlier release in a non-empty OUT")
     parser.add_argument("--data", default=os.path.join(REPO_DIR, "data"),
                         help="the course data students get (default: data/)")
@@ -84,15 +89,15 @@ def hidden_tests(folder):
 def build(args, staging):
     """Build and check the release in `staging`; returns the number of regions cut."""
     student = os.path.join(staging, "student")
-    cut_count = build_student(REPO_DIR, args.data, student, args.thresholds)
+    cut_count = build_student(REPO_DIR, args.data, student, args.thresholds, args.edition)
     tests = hidden_tests(args.tests) if args.tests else ()
     found = checks.problems(student, args.test_labels, os.path.join(REPO_DIR, "src", "submission"), tests)
-    found += checks.student_file_problems(student)
+    found += checks.student_file_problems(student, args.edition)
     if found:
         raise ReleaseError(f"the starter is not fit to hand out: {'; '.join(found)}")
     autograder = os.path.join(staging, "autograder")
     settings = {"thresholds.json": args.thresholds, "grading.json": args.grading}
-    build_autograder(REPO_DIR, args.data, args.test_labels, settings, student, autograder, tests)
+    build_autograder(REPO_DIR, args.data, args.test_labels, settings, student, autograder, tests, args.edition)
     failure = checks.bundle_failure(student, os.path.join(autograder, "hidden"))
     if failure:
         raise ReleaseError(f"the grader does not accept the hidden bundle: {failure}")

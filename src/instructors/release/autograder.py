@@ -22,7 +22,8 @@ import os
 import shutil
 import stat
 
-from assignment.facts import CORPUS, DELIVERABLES, DEV_QUESTIONS, TEST_LABELS
+from assignment.editions import SEED_EDITION
+from assignment.facts import CORPUS, DEV_QUESTIONS, TEST_LABELS, deliverables
 from runtime.inputs import pretraining_dataset
 from runtime.params import vocabulary_string
 
@@ -87,11 +88,13 @@ def write_scripts(autograder_dir):
         os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def build_autograder(repo_dir, data_dir, labels_path, settings, student_dir, out_dir, test_paths=()):
-    """Write the autograder bundle into out_dir (which must not exist yet), from the starter in student_dir."""
+def build_autograder(repo_dir, data_dir, labels_path, settings, student_dir, out_dir, test_paths=(),
+                     edition=SEED_EDITION):
+    """Write the autograder bundle of `edition` into out_dir (which must not exist yet), from its starter in
+    student_dir, whose facts name the edition that its grader.py grades."""
     os.makedirs(out_dir)
     write_scripts(out_dir)
     with open(os.path.join(out_dir, "deliverables.txt"), "w", encoding="utf-8") as f:
-        f.write("".join(name + "\n" for name in DELIVERABLES))
+        f.write("".join(name + "\n" for name in deliverables(edition)))
     shutil.copytree(student_dir, os.path.join(out_dir, "starter"), symlinks=True)
     write_hidden_bundle(repo_dir, data_dir, labels_path, settings, os.path.join(out_dir, "hidden"), test_paths)

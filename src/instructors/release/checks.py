@@ -131,16 +131,16 @@ def definitions(path, text):
     return found
 
 
-def student_file_problems(tree):
+def student_file_problems(tree, edition=SEED_EDITION):
     """
     What keeps the student files of the starter `tree` (src/submission/*.py)
     from reading as the handout describes them, one line each: a file that
     does not compile, does not carry ORIGIN_LINE, or speaks of one of UNSAID;
-    a function the seed edition's students write missing, without a region to write
-    in, or without its part's label ('[part e]') between the start of its
-    definition (or its class) and its region; given code of
-    facts.GIVEN_FOR_PARTS without its label; the LICENSE that ORIGIN_LINE
-    points to missing from the starter.
+    a function `edition`'s students write missing, without a region to write
+    in, or without its part's label in that edition ('[part e]') between the
+    start of its definition (or its class) and its region; given code of
+    facts.GIVEN_FOR_PARTS for a part of the edition without its label; the
+    LICENSE that ORIGIN_LINE points to missing from the starter.
     """
     found, places = [], {}
     folder = os.path.join(tree, STUDENT_FILES)
@@ -171,8 +171,9 @@ def student_file_problems(tree):
             starts = [start for start, _ in spans if node.lineno <= start < node.end_lineno]
             places[qualname] = (path, "\n".join(lines[outer.lineno - 1:starts[0] if starts else node.end_lineno]),
                                 bool(starts))
-    labelled = [(name, part, True) for name, part in EDITIONS[SEED_EDITION].parts.items()]
-    labelled += [(name, part, False) for name, part in GIVEN_FOR_PARTS.items()]
+    parts = EDITIONS[edition].parts
+    labelled = [(name, part, True) for name, part in parts.items()]
+    labelled += [(name, part, False) for name, part in GIVEN_FOR_PARTS.items() if part in parts.values()]
     for name, part, needs_region in labelled:
         if name not in places:
             found.append(f"{name}, of part ({part}), is missing from {STUDENT_FILES}")

@@ -11,15 +11,39 @@ block (the marker lines are comments); the starter of an edition keeps the
 blocks of its own second model, without their marker lines, and leaves the
 other blocks out, marker lines and all. Blocks are whole statements or
 definitions, so either cut compiles.
+
+The reference labels each function students write with its part in the seed
+edition ('[part c]'); relabel() gives the labels of another edition, whose
+parts are lettered otherwise (the RoPE editions' vanilla model is part d).
 """
 
 import re
+
+from assignment.editions import EDITIONS, SEED_EDITION
 
 from .regions import RegionError
 
 BLOCK_START = re.compile(r"^\s*### EDITION (\S+) ###\s*$")
 BLOCK_END = "### END_EDITION ###"
 SECOND_MODELS = ("perceiver", "rope")
+
+
+LABEL = re.compile(r"\[part ([a-z])\]")
+
+
+def part_letters(edition):
+    """{seed edition's letter: `edition`'s} over the functions both editions' students write."""
+    seed, this = EDITIONS[SEED_EDITION].parts, EDITIONS[edition].parts
+    letters = {}
+    for function in seed.keys() & this.keys():
+        letters.update(zip(seed[function].split(" and "), this[function].split(" and ")))
+    return letters
+
+
+def relabel(text, edition):
+    """`text` with each '[part x]' of the seed edition's lettering in `edition`'s."""
+    letters = part_letters(edition)
+    return LABEL.sub(lambda label: f"[part {letters.get(label.group(1), label.group(1))}]", text)
 
 
 def for_edition(text, second_model, name="<text>"):

@@ -26,14 +26,14 @@ import runpy
 import shutil
 
 from assignment.editions import EDITIONS, SEED_EDITION
-from assignment.facts import DATA_FILES, DELIVERABLES, PYTHON_MINIMUM
+from assignment.facts import DATA_FILES, PYTHON_MINIMUM, deliverables
 from grading import registry
 from grading.handout.predictions import needed
 
 from assignment.measured import CPU_PRETRAINING_MINUTES, GPU
 
 from . import regions
-from .edition_blocks import for_edition
+from .edition_blocks import for_edition, relabel
 from .readme_tables import part_table, stage_table
 
 TOP_FILES = ("run.sh", "grader.py", "LICENSE")
@@ -41,8 +41,15 @@ TOP_FILES = ("run.sh", "grader.py", "LICENSE")
 # the stages and the grader, and matplotlib for ./run.sh plot and the notebooks' figures. The starter's
 # requirements.txt keeps the repository's lines of these; its environment.yml installs that list.
 STUDENT_PACKAGES = ("torch", "numpy", "tqdm", "matplotlib")
-# The notebooks students open first: the handout's minGPT demo, and attention for the written part.
+# The notebooks students open first: the handout's minGPT demo, and attention for the written part; the RoPE
+# editions' written part (g) has its own.
 NOTEBOOKS = ("src/submission/mingpt-demo/play_char.ipynb", "notebooks/attention.ipynb")
+EDITION_NOTEBOOKS = {"perceiver": (), "rope": ("notebooks/rope.ipynb",)}
+SECOND_MODEL_WORDS = {"perceiver": "a simplified Perceiver-AR",
+                      "rope": "one whose attention rotates queries and keys by position (RoPE)"}
+ROPE_NOTEBOOK = (" A third, `notebooks/rope.ipynb`, checks numerically what part (g) asks you to\n"
+                 "derive: the rotation as a block-diagonal matrix, and why a query's score with a key depends\n"
+                 "only on their distance.")
 SUBMISSION = "submission"
 INSTRUCTORS = "instructors"
 # Files of the shipped packages that the starter leaves out: the perceiver's
@@ -96,9 +103,21 @@ def set_edition(facts_path, edition):
         f.write(text.replace(UNSET_EDITION, f"\nEDITION = {edition!r}\n"))
 
 
-def write_cut_submission(src_dir, out_src_dir, second_model=EDITIONS[SEED_EDITION].second_model):
-    """Write every .py file of src/submission as the editions of `second_model` have it, its regions cut;
-    return how many regions were cut."""
+def with_initializer(text, edition):
+    """`text` with the second model's initializer defined as `edition`'s starter writes it (the RoPE
+    model's took the perceiver's unused bottleneck_dim in Winter 2025 only), and the reference's line on an
+    argument the signature lacks left out."""
+    signature = EDITIONS[edition].second_initializer
+    name = signature.split("(")[0]
+    text = re.sub(rf"^def {name}\(.*\):$", lambda _: f"def {signature}:", text, flags=re.MULTILINE)
+    if "bottleneck_dim" not in signature:
+        text = re.sub(r"^ *`bottleneck_dim` is unused:.*\n", "", text, flags=re.MULTILINE)
+    return text
+
+
+def write_cut_submission(src_dir, out_src_dir, edition=SEED_EDITION):
+    """Write every .py file of src/submission as `edition` has it (its second model's blocks, its part
+    labels), its regions cut; return how many regions were cut."""
     package_dir = os.path.join(src_dir, SUBMISSION)
     count = 0
     for name in sorted(os.listdir(package_dir)):
@@ -107,7 +126,7 @@ def write_cut_submission(src_dir, out_src_dir, second_model=EDITIONS[SEED_EDITIO
         with open(os.path.join(package_dir, name), encoding="utf-8", newline="") as f:
             text = f.read()
         path = os.path.join(SUBMISSION, name)
-        text = for_edition(text, second_model, path)
+        text = with_initializer(relabel(for_edition(text, EDITIONS[edition].second_model, path), edition), edition)
         starter = regions.cut(text, path)
         try:
             compile(starter, path, "exec")
@@ -153,9 +172,11 @@ def environment_name(repo_dir):
     raise ReleaseError("environment.yml has no 'name:' line, which the student README needs")
 
 
-def thresholds_in_words(repo_dir, thresholds_path=None):
-    """A line for each test of grader.py that has thresholds: its id, description and threshold in words."""
+def thresholds_in_words(repo_dir, thresholds_path=None, edition=SEED_EDITION):
+    """A line for each test of grader.py that has thresholds in `edition`: its id, description and threshold
+    in words."""
     runpy.run_path(os.path.join(repo_dir, "grader.py"), run_name="release")
+    registry.use_edition(edition)
     given = {}
     if thresholds_path is not None:
         with open(thresholds_path, encoding="utf-8") as f:
@@ -170,32 +191,36 @@ def write_readme(repo_dir, out_dir, thresholds_path=None, edition=SEED_EDITION):
     edition's parts (of the cut package in out_dir) and stages."""
     with open(os.path.join(TEMPLATES, "README.student.md"), encoding="utf-8") as f:
         template = f.read()
-    listed = "\n".join(f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1))
-    thresholds = thresholds_in_words(repo_dir, thresholds_path)
-    parts = part_table(edition, os.path.join(out_dir, "src", SUBMISSION),
-                       [test.test_id for test in registry.select([])])
+    listed = "\n".join(f"{number}. src/submission/{name}"
+                       for number, name in enumerate(deliverables(edition), start=1))
+    thresholds = thresholds_in_words(repo_dir, thresholds_path, edition)
+    second_model = EDITIONS[edition].second_model
+    parts = part_table(edition, os.path.join(out_dir, "src", SUBMISSION), [test.id for test in EDITIONS[edition].tests])
     text = (template.replace("{environment}", environment_name(repo_dir)).replace("{deliverables}", listed)
             .replace("{thresholds}", thresholds).replace("{parts}", parts)
             .replace("{stages}", stage_table(edition)).replace("{gpu}", GPU)
-            .replace("{cpu_hours}", f"{CPU_PRETRAINING_MINUTES / 60:.0f}"))
+            .replace("{cpu_hours}", f"{CPU_PRETRAINING_MINUTES / 60:.0f}")
+            .replace("{second_model}", SECOND_MODEL_WORDS[second_model])
+            .replace("{rope_notebook}", ROPE_NOTEBOOK if second_model == "rope" else ""))
     with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
         f.write(text)
 
 
-def build_student(repo_dir, data_dir, out_dir, thresholds_path=None):
+def build_student(repo_dir, data_dir, out_dir, thresholds_path=None, edition=SEED_EDITION):
     """
-    Write the starter tree into out_dir (which must not exist yet) and
-    return the number of regions cut.
+    Write the starter tree of `edition` into out_dir (which must not exist
+    yet) and return the number of regions cut.
     """
-    require_files(repo_dir, TOP_FILES + NOTEBOOKS + ("src/run.py", "requirements.txt", "environment.yml"))
+    notebooks = NOTEBOOKS + EDITION_NOTEBOOKS[EDITIONS[edition].second_model]
+    require_files(repo_dir, TOP_FILES + notebooks + ("src/run.py", "requirements.txt", "environment.yml"))
     require_files(data_dir, DATA_FILES)
     os.makedirs(out_dir)
-    for path in TOP_FILES + NOTEBOOKS + tuple(starter_sources(repo_dir)):
+    for path in TOP_FILES + notebooks + tuple(starter_sources(repo_dir)):
         copy_file(os.path.join(repo_dir, path), os.path.join(out_dir, path))
     write_requirements(repo_dir, out_dir)
-    set_edition(os.path.join(out_dir, FACTS), SEED_EDITION)
-    cut_count = write_cut_submission(os.path.join(repo_dir, "src"), os.path.join(out_dir, "src"))
+    set_edition(os.path.join(out_dir, FACTS), edition)
+    cut_count = write_cut_submission(os.path.join(repo_dir, "src"), os.path.join(out_dir, "src"), edition)
     for name in DATA_FILES:
         copy_file(os.path.join(data_dir, name), os.path.join(out_dir, "data", name))
-    write_readme(repo_dir, out_dir, thresholds_path)
+    write_readme(repo_dir, out_dir, thresholds_path, edition)
     return cut_count
