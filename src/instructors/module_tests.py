@@ -50,6 +50,9 @@ MODULE_TESTS = {
     'src/assignment/not_written_yet.py': HANDOUT_TESTS,
     'src/assignment/editions.py': ('tests/test_editions.py',),
     'src/assignment/measured.py': ('tests/test_measured.py', 'tests/test_release_readme_tables.py'),
+    'src/assignment/question_files.py': ('tests/test_question_files.py', 'tests/test_runtime_inputs.py',
+                                         'tests/test_grading_bundle.py', 'tests/test_london_baseline.py',
+                                         'tests/test_release_labels.py'),
     # the runtime
     'src/runtime/inputs.py': ('tests/test_runtime_inputs.py',),
     'src/runtime/atomic_files.py': ('tests/test_atomic_files.py',),

@@ -12,10 +12,7 @@ from submission.dataset import CharCorruptionDataset
 from submission.utils import pick_device
 
 from assignment.facts import BLOCK_SIZE, RESERVED_CHARS
-
-
-class InputError(Exception):
-    """A bad command line or input file: reported as one line on stderr, exit status 1."""
+from assignment.question_files import InputError
 
 
 def need_file(path, option, what):
