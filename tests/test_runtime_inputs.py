@@ -17,12 +17,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assignment.facts import BLOCK_SIZE, MASK_CHAR, PAD_CHAR
+from assignment.question_files import read_question_file
 from runtime import inputs
 from runtime.inputs import (InputError, chosen_device, need_file, need_output_folder, pretraining_dataset,
                            read_questions, read_text)
 from submission import helper
 from submission.utils import evaluate_places
 
+from question_file_cases import ACCEPTED, REFUSED, reader_refusal, refusal
 from runtime_helpers import EDGE, STOI, joined, line_ends, path_of, raising, tiny_gpt, written
 
 pytestmark = pytest.mark.usefixtures("single_thread")  # tiny models: far faster on one thread of a busy CPU
@@ -69,6 +71,7 @@ def test_a_question_file_without_places_gives_no_places(tmp_path):
      r"line 3 has a tab, but line 1 has none: either every line"),
     ("Where was Ada born?\n", True, r"line 1: expected 'question<TAB>place', found no tab"),
     ("Where was Zoe born?\n", False, r"line 1: characters not in the pretraining corpus's vocabulary: 'Z'$"),
+    ("Where was Zoë born?\n", False, r"line 1: characters not in the pretraining corpus's vocabulary: 'Z', 'ë'$"),
     (" \n\n", False, r"has no questions$"),
 ])
 def test_malformed_question_files_give_one_line(tmp_path, text, finetuning, message):
@@ -79,6 +82,21 @@ def test_malformed_question_files_give_one_line(tmp_path, text, finetuning, mess
         return
     with pytest.raises(InputError, match=message):
         read_questions(path, '-f', STOI, finetuning)
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_question_files_are_read_by_the_one_reader(tmp_path, case):
+    """Kills question files read by rules of their own (a BOM kept in the first question, a place's spaces
+    kept, an empty question taken at evaluation): the file read_question_file accepts is read as it reads
+    it, for evaluation and for finetuning, and each file it refuses is refused with its message."""
+    accepted = written(tmp_path, ACCEPTED, "accepted.tsv")
+    lines = read_question_file(accepted, labelled=True)
+    for finetuning in (False, True):
+        assert read_questions(accepted, "-f", STOI, finetuning) == ([line.question for line in lines],
+                                                                     [line.place for line in lines])
+        path = written(tmp_path, REFUSED[case])
+        assert refusal(read_questions, path, "-f", STOI, finetuning) == reader_refusal(path, True if finetuning
+                                                                                       else None)
 
 
 def test_need_file_says_what_is_missing(tmp_path):
@@ -171,13 +189,15 @@ def test_devices_are_chosen_or_refused_in_one_line(monkeypatch):
 # ---- question files at their edges: what the stages read (NameDataset, evaluate_places) ---------------
 
 texts = st.text(LETTERS, min_size=1, max_size=10).filter(lambda t: t.encode("ascii", "ignore").decode().strip())
-places = st.builds(str.__add__, texts, st.text("\x85\u2028", max_size=2))  # line breaks to str, not to files
+places = st.builds(lambda start, breaks, end: start + breaks + end, texts, st.text("\x85\u2028", max_size=2),
+                   st.text(LETTERS, max_size=3))  # line breaks to str, not to files
 blank_lines = st.sampled_from(["", " ", " \t ", "\t"])
 
 
 @st.composite
 def question_files(draw, labelled):
-    """(lines of a question file with blank lines among them, the questions, the places or None)."""
+    """(lines of a question file with blank lines among them, the questions, the places as the lines give
+    them or None)."""
     pairs = draw(st.lists(st.tuples(texts, places), min_size=1, max_size=6))
     lines = []
     for question, place in pairs:
@@ -195,15 +215,17 @@ def corpus_dataset(tmp_path_factory):
 @EDGE
 @given(data=st.data(), labelled=st.booleans())
 def test_a_question_file_reads_the_same_whatever_its_line_ends(tmp_path_factory, corpus_dataset, data, labelled):
-    """Kills a \\r left in a question or place, a lone \\r read as part of a line, a blank (or tab-only)
-    line taken for a question, and a missing last line end losing or adding a question."""
+    """Kills a \\r left in a question or place, a lone \\r read as part of a line, \\x85 or \\u2028 read as
+    line ends, a blank (or tab-only) line taken for a question, and a missing last line end losing or adding
+    a question."""
     lines, questions, places = data.draw(question_files(labelled))
     folder = tmp_path_factory.mktemp("questions")
     path = path_of(folder, "q.tsv", joined(lines, *data.draw(line_ends(len(lines)))))
-    assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=False) == (questions, places)
+    read = (questions, [p.strip() for p in places] if labelled else None)
+    assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=False) == read
     if labelled:
         ascii_only = [f"{q}\t{p}".encode("ascii", "ignore").decode() for q, p in zip(questions, places)]
-        assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=True) == (questions, places)
+        assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=True) == read
         assert evaluate_places(path, [p.rstrip() for p in places]) == (len(places), len(places))  # line stripped
         _, trainer = helper.finetune(None, path, corpus_dataset, BLOCK_SIZE, tiny_gpt(len(corpus_dataset.stoi)))
         assert trainer.train_dataset.data == ascii_only
@@ -249,11 +271,14 @@ def test_a_labelled_line_without_its_question_or_place_is_refused(tmp_path, corp
         read_questions(path, "-f", corpus_dataset.stoi, finetuning)
 
 
-def test_a_question_whose_ascii_part_is_empty_is_refused_for_finetuning(tmp_path, corpus_dataset):
-    """Kills NameDataset handed a question that its ASCII filter empties."""
+def test_a_question_or_place_whose_ascii_part_is_empty_is_refused_for_finetuning(tmp_path, corpus_dataset):
+    """Kills NameDataset handed a question or a place that its ASCII filter empties."""
     path = path_of(tmp_path, "q.tsv", "Where was Ada born?\tLondon\né\tLisbon\n")
     assert read_questions(path, "-f", corpus_dataset.stoi, finetuning=False)[0] == ["Where was Ada born?", "é"]
     with pytest.raises(InputError, match=r"line 2: the question is empty once its non-ASCII characters are dropped$"):
+        read_questions(path, "-f", corpus_dataset.stoi, finetuning=True)
+    path = path_of(tmp_path, "q.tsv", "Where was Ada born?\tLondon\nWhere was Bo born?\t é\n")
+    with pytest.raises(InputError, match=r"line 2: the place is empty once its non-ASCII characters are dropped$"):
         read_questions(path, "-f", corpus_dataset.stoi, finetuning=True)
 
 
@@ -299,19 +324,20 @@ def test_an_unreadable_input_file_is_refused_in_one_line(tmp_path, monkeypatch):
     def refused(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
     monkeypatch.setattr(inputs, "open", refused, raising=False)
+    monkeypatch.setattr("assignment.question_files.open", refused, raising=False)
     with pytest.raises(InputError, match=f"^cannot read {path} \\(Permission denied, --pretrain_corpus_path\\)$"):
         pretraining_dataset(path)
-    with pytest.raises(InputError, match=f"^cannot read {path} \\(Permission denied, --eval_corpus_path\\)$"):
+    with pytest.raises(InputError, match=f"^cannot read {path} \\(Permission denied\\)$"):
         read_questions(path, "--eval_corpus_path", {}, finetuning=False)
 
 
 def test_an_open_error_without_a_reason_is_named_by_its_type(tmp_path, monkeypatch):
     """Kills an OSError that carries no strerror (raised bare by a file system or a stand-in) told as
     'None' rather than by its type."""
-    path = path_of(tmp_path, "q.tsv", "Where was Ada born?\tLondon\n")
+    path = path_of(tmp_path, "wiki.txt", CORPUS)
     monkeypatch.setattr(inputs, "open", raising(OSError()), raising=False)
-    with pytest.raises(InputError, match=f"^cannot read {path} \\(OSError, -f\\)$"):
-        read_questions(path, "-f", {}, finetuning=False)
+    with pytest.raises(InputError, match=f"^cannot read {path} \\(OSError, --pretrain_corpus_path\\)$"):
+        pretraining_dataset(path)
 
 
 def test_a_mixed_file_names_the_line_of_its_first_question(tmp_path, corpus_dataset):

@@ -73,13 +73,11 @@ MODULES = {
 UTF8_ALIAS = "'UTF-8' names the same codec as 'utf-8'"
 WEIGHTS_ONLY = "weights_only=True is torch.load's default in the pinned torch (2.13)"
 TEMPORARY_NAME = "the temporary file's suffix is never seen: it is renamed or removed"
-NO_CR = "read_text's universal newlines turn every '\\r' into a line break: no '\\r' reaches read_questions"
 EQUIVALENT = {
     'runtime.atomic_files.x_write_predictions__mutmut_10': UTF8_ALIAS,
     **{f'runtime.params.x_checked_params__mutmut_{n}': WEIGHTS_ONLY for n in (16, 19)},
-    **{f'runtime.inputs.x_read_questions__mutmut_{n}': NO_CR for n in (11, 12, 13, 14, 15, 78, 80, 81, 82, 84)},
-    'runtime.inputs.x_read_questions__mutmut_69': "'ASCII' names the same codec as 'ascii'",
     'runtime.inputs.x_read_text__mutmut_12': UTF8_ALIAS,
+    'runtime.inputs.x_ascii_part__mutmut_6': "'ASCII' names the same codec as 'ascii'",
     **{f'stages.collect_submission.x_not_graded__mutmut_{n}': WEIGHTS_ONLY for n in (4, 7)},
     'stages.collect_submission.x_write_zip__mutmut_14': "the umask is read and put back at once; nothing is created between",
     **{f'stages.collect_submission.x_write_zip__mutmut_{n}': TEMPORARY_NAME for n in (5, 7, 9, 10)},

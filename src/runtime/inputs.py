@@ -1,7 +1,9 @@
 """
 The stages' input checks. Each reads one input, checks it, and returns the
-parsed object the stage uses; a bad input raises InputError, whose message is
-the one line the user sees (with exit status 1), before anything is written.
+parsed object the stage uses; a bad input raises InputError (of
+assignment/question_files.py, whose reader the question files go through),
+whose message is the one line the user sees (with exit status 1), before
+anything is written.
 """
 
 import os
@@ -12,7 +14,7 @@ from submission.dataset import CharCorruptionDataset
 from submission.utils import pick_device
 
 from assignment.facts import BLOCK_SIZE, RESERVED_CHARS
-from assignment.question_files import InputError
+from assignment.question_files import InputError, read_question_file
 
 
 def need_file(path, option, what):
@@ -68,45 +70,36 @@ def shown(chars):
 
 def read_questions(path, option, vocabulary, finetuning):
     """
-    The questions of a 'question<TAB>place' file, or of a file of questions
-    only, and the places (None for a questions-only file). Blank lines are
-    skipped. Every character the model will read must be in the vocabulary:
-    for finetuning that is the ASCII part of each line (NameDataset keeps
-    ASCII only), for evaluation the question. A labelled line needs a
-    question and a place (evaluate_places would read a line without one as
-    unlabelled), and a finetuning line must fit a block with its two MASKs.
+    The questions of a question file, read by the rules of read_question_file
+    ('question<TAB>place' lines, or questions alone), and the places (None for
+    a file of questions alone); finetuning needs the places. Every character
+    the model will read must be in the vocabulary: for finetuning that is the
+    ASCII part of each line (NameDataset keeps ASCII only), for evaluation the
+    question. A finetuning line must keep a question and a place once its
+    non-ASCII characters are dropped, and fit a block with its two MASKs.
     """
-    text = read_text(path, option, "question file")
-    lines = [(number, line) for number, line in enumerate(text.split('\n'), start=1) if line.strip()]
-    if not lines:
-        raise InputError(f"{path} has no questions")
-    labelled = finetuning or '\t' in lines[0][1]
-    questions, places = [], []
-    for number, line in lines:
-        tabs = line.count('\t')
-        if labelled and tabs != 1:
-            raise InputError(f"{path} line {number}: expected 'question<TAB>place', found "
-                             f"{'no tab' if tabs == 0 else f'{tabs} tabs'}: {line[:70]!r}")
-        if not labelled and tabs:
-            raise InputError(f"{path} line {number} has a tab, but line {lines[0][0]} has none: "
-                             f"either every line is 'question<TAB>place' or none is")
-        question, _, place = line.partition('\t')
-        read = line.replace('\t', '').encode('ascii', errors='ignore').decode() if finetuning else question
-        for name, text in (('question', question), ('place', place)) if labelled else ():
-            kept = text.encode('ascii', errors='ignore').decode() if finetuning else text
-            if not kept.strip():
-                raise InputError(f"{path} line {number}: the {name} is empty"
-                                 + (" once its non-ASCII characters are dropped" if text.strip() else ""))
+    need_file(path, option, "question file")
+    lines = read_question_file(path, labelled=True if finetuning else None)
+    for line in lines:
+        read = ascii_part(line.text.replace('\t', '')) if finetuning else line.question
+        for name, text in (('question', line.question), ('place', line.place)) if finetuning else ():
+            if not ascii_part(text).strip():
+                raise InputError(f"{path} line {line.number}: the {name} is empty once its non-ASCII characters "
+                                 f"are dropped")
         if finetuning and len(read) + 2 > BLOCK_SIZE:
-            raise InputError(f"{path} line {number}: question and place are {len(read)} characters, but with their "
-                             f"two MASKs at most {BLOCK_SIZE - 2} fit a block of {BLOCK_SIZE}")
+            raise InputError(f"{path} line {line.number}: question and place are {len(read)} characters, but with "
+                             f"their two MASKs at most {BLOCK_SIZE - 2} fit a block of {BLOCK_SIZE}")
         unknown = set(read) - set(vocabulary)
         if unknown:
-            raise InputError(f"{path} line {number}: characters not in the pretraining corpus's "
+            raise InputError(f"{path} line {line.number}: characters not in the pretraining corpus's "
                              f"vocabulary: {shown(unknown)}")
-        questions.append(question)
-        places.append(place)
-    return questions, places if labelled else None
+    places = [line.place for line in lines]
+    return [line.question for line in lines], None if places[0] is None else places
+
+
+def ascii_part(text):
+    """`text` without its non-ASCII characters, as NameDataset reads it."""
+    return text.encode('ascii', errors='ignore').decode()
 
 
 def chosen_device(name):

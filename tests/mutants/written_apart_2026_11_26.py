@@ -13,7 +13,9 @@ module's tests were first chosen by their file names; since the tests
 moved into files named after their modules, each module runs its row of
 src/instructors/module_tests.py. The first mutant's line is gone from the
 code (text mode reads \\r\\n as \\n); it now breaks the same promise where
-the file is read.
+the file is read. Both mutants of runtime/inputs.py went with their
+promises to assignment/question_files.py when the question files got their
+one reader.
 
 First run on 2026-11-26, on the tree of commit a12046b: 22 of 30 killed
 (73%); each of the eight survivors has had a test since. Latest on
@@ -27,17 +29,21 @@ from instructors.module_tests import MODULE_TESTS
 from instructors.plausible import Module, Mutant
 
 MODULES = (
-    # runtime: input checks, whole-or-nothing writes, parameters' stamps
-    Module('src/runtime/inputs.py', MODULE_TESTS['src/runtime/inputs.py'], (
+    # the assignment: the one reader of question files
+    Module('src/assignment/question_files.py', MODULE_TESTS['src/assignment/question_files.py'], (
         Mutant("a question file with Windows line ends is refused at evaluation: each question keeps its \\r",
-               "        with open(path, encoding='utf-8') as f:\n            return f.read()",
-               "        with open(path, encoding='utf-8', newline='') as f:\n            return f.read()"),
+               "LINE_END = re.compile(r'\\r\\n|\\r|\\n')", "LINE_END = re.compile(r'\\n')"),
         Mutant("a questions-only file with a tab on a later line is taken as questions-only (the check on one side only)",
-               "        if not labelled and tabs:\n"
-               "            raise InputError(f\"{path} line {number} has a tab, but line {lines[0][0]} has none: \"\n"
-               "                             f\"either every line is 'question<TAB>place' or none is\")\n",
+               "    if not labelled and tabs and first:\n"
+               "        raise InputError(f\"{path} line {number} has a tab, but line {first} has none: either every "
+               "line is \"\n"
+               "                         f\"'question<TAB>place' or none is\")\n"
+               "    if not labelled and tabs:\n"
+               "        raise InputError(f\"{path} line {number}: expected a question alone, found a tab: "
+               "{text[:SHOWN]!r}\")\n",
                ""),
     )),
+    # runtime: input checks, whole-or-nothing writes, parameters' stamps
     Module('src/runtime/atomic_files.py', MODULE_TESTS['src/runtime/atomic_files.py'], (
         Mutant("a carriage return inside a prediction is written as it is, so the file's lines no longer align",
                "place.replace('\\r', ' ').replace('\\n', ' ')", "place.replace('\\n', ' ')"),
