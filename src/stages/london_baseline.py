@@ -10,32 +10,17 @@ the answer distribution lands near these numbers.
 """
 
 import argparse
-import os
 import sys
 from collections import Counter
 
 from submission.utils import evaluate_places
 
-from runtime.inputs import InputError
+from assignment.question_files import InputError, read_question_file
 
 
 def labelled_places(path):
-    """The places of a 'question<TAB>place' file, blank lines skipped, as evaluate_places reads them."""
-    if not os.path.isfile(path):
-        raise InputError(f"file not found: {path}")
-    try:
-        with open(path, encoding='utf-8') as f:
-            lines = [(number, line.strip()) for number, line in enumerate(f, start=1) if line.strip()]
-    except UnicodeDecodeError as error:
-        raise InputError(f"{path} is not UTF-8 text (byte {error.start})") from None
-    except OSError as error:
-        raise InputError(f"cannot read {path} ({error.strerror or type(error).__name__})") from None
-    if not lines:
-        raise InputError(f"{path} has no questions")
-    for number, line in lines:
-        if line.count('\t') != 1:
-            raise InputError(f"{path} line {number}: expected 'question<TAB>place': {line[:70]!r}")
-    return [line.split('\t')[1] for _, line in lines]
+    """The places of a labelled question file, read by read_question_file's rules."""
+    return [line.place for line in read_question_file(path, labelled=True)]
 
 
 def accuracy_line(label, total, correct):
