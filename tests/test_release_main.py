@@ -94,6 +94,7 @@ def bad_options(tmp_path, course):
     """{case: (options, data folder, the words the one line says)}."""
     (tmp_path / "bad_thresholds.json").write_text(json.dumps({"1f-1-hidden": {"min_acuracy": 0.5}}))
     (tmp_path / "not_a_folder").write_text("")
+    (tmp_path / "bad_labels.tsv").write_text("Where was Ada born?\tLondon\t\n")
     shutil.copytree(course, tmp_path / "partial")
     (tmp_path / "partial" / "birth_dev.tsv").unlink()
     return {
@@ -108,11 +109,15 @@ def bad_options(tmp_path, course):
         "no test labels": (["--test-labels", str(tmp_path / "none.tsv")], course,
                            f"the test labels {tmp_path / 'none.tsv'} do not exist (give them with --test-labels)"),
         "a data file missing": ([], tmp_path / "partial", "birth_dev.tsv is missing, and the starter needs it"),
+        "test labels the question files' reader refuses": (
+            ["--test-labels", str(tmp_path / "bad_labels.tsv")], course,
+            f"release: {tmp_path / 'bad_labels.tsv'} line 1: expected 'question<TAB>place', found 2 tabs"),
     }
 
 
 @pytest.mark.parametrize("case", ["no data folder", "no thresholds file", "no grading file", "a misspelt threshold",
-                                  "no hidden tests", "no test labels", "a data file missing"])
+                                  "no hidden tests", "no test labels", "a data file missing",
+                                  "test labels the question files' reader refuses"])
 def test_a_bad_argument_is_one_line_and_writes_nothing(release, tmp_path, course, case):
     options, data, said = bad_options(tmp_path, course)[case]
     before = tree(tmp_path)

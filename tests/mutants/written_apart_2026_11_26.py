@@ -132,8 +132,8 @@ MODULES = (
     )),
     Module('src/instructors/release/autograder.py', MODULE_TESTS['src/instructors/release/autograder.py'], (
         Mutant("test labels asking the inputs' questions in another order are accepted",
-               "if questions(labels_path) != questions(inputs_path):",
-               "if len(questions(labels_path)) != len(questions(inputs_path)):"),
+               "if questions(labels_path, labelled=True) != questions(inputs_path, labelled=False):",
+               "if len(questions(labels_path, labelled=True)) != len(questions(inputs_path, labelled=False)):"),
     )),
     # instructors: the copy report
     Module('src/instructors/copies/statistic.py', MODULE_TESTS['src/instructors/copies/statistic.py'], (

@@ -50,7 +50,8 @@ def parse_args(argv):
 
 
 def check_arguments(args):
-    """Raise ReleaseError for the first bad argument; returns the resolved OUT path."""
+    """Raise ReleaseError for the first bad argument (InputError for a question file that breaks the rules of
+    assignment/question_files.py); returns the resolved OUT path."""
     out = os.path.abspath(args.out)
     if not os.path.isdir(args.data):
         raise ReleaseError(f"--data {args.data} is not a folder")
@@ -114,7 +115,7 @@ def main(argv=None):
         with staged(out, ".release-", beside=True) as staging:
             cut_count = build(args, staging)
             move_into_place(staging, out, OUTPUTS)
-    except (ReleaseError, RegionError, InputError) as error:  # InputError: a corpus the stages refuse
+    except (ReleaseError, RegionError, InputError) as error:  # InputError: a corpus or question file refused
         print(f"release: {error}", file=sys.stderr)
         return 1
     print(f"release: cut {cut_count} regions; wrote {', '.join(os.path.join(out, n) for n in OUTPUTS)}")

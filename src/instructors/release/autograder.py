@@ -24,6 +24,7 @@ import stat
 
 from assignment.editions import SEED_EDITION
 from assignment.facts import CORPUS, DEV_QUESTIONS, TEST_LABELS, deliverables
+from assignment.question_files import read_question_file
 from runtime.inputs import pretraining_dataset
 from runtime.params import vocabulary_string
 
@@ -32,19 +33,16 @@ from .student import SUBMISSION, TEMPLATES, ReleaseError
 SCRIPTS = ("setup.sh", "run_autograder")
 
 
-def questions(path):
-    """The question column of a question file, labelled or not, in order."""
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\r\n").split("\t")[0] for line in f if line.strip()]
+def questions(path, labelled):
+    """The questions of a question file, in order; `labelled` as read_question_file takes it."""
+    return [line.question for line in read_question_file(path, labelled)]
 
 
 def check_test_labels(labels_path, inputs_path):
-    """Raise ReleaseError unless the labels are 'question<TAB>answer' lines asking the test inputs' questions."""
-    with open(labels_path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if line.strip() and len(line.rstrip("\r\n").split("\t")) != 2:
-                raise ReleaseError(f"{labels_path}, line {number}: expected 'question<TAB>answer'")
-    if questions(labels_path) != questions(inputs_path):
+    """Raise InputError unless the labels are a labelled question file and the test inputs one of questions
+    alone (shipped to students, they must not carry answers), ReleaseError unless both ask the same
+    questions in the same order."""
+    if questions(labels_path, labelled=True) != questions(inputs_path, labelled=False):
         raise ReleaseError(f"{labels_path} does not ask the questions of {inputs_path}, in the same order")
 
 
