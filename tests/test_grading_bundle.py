@@ -1,7 +1,8 @@
 """
-The hidden bundle (grading/bundle.py): labels, thresholds, settings, the
-vocabulary, the packages and the test files it holds (a file not in UTF-8 is
-a bundle error), and a local check's labels.
+The hidden bundle (grading/bundle.py): labels (read by the one reader of
+question files), thresholds, settings, the vocabulary, the packages and the
+test files it holds (a file not in UTF-8 is a bundle error), and a local
+check's labels.
 """
 
 import json
@@ -9,11 +10,13 @@ import os
 
 import pytest
 
+from assignment.question_files import read_question_file
 from grading import bundle
 from grading.bundle import BundleError, HiddenBundle, read_labels
 from grading.registry import GradedTest
 
 from grading_helpers import write
+from question_file_cases import ACCEPTED, REFUSED, reader_refusal, refusal
 
 
 def test_hidden_labels_lose_the_whitespace_around_each_answer(tmp_path):
@@ -22,9 +25,9 @@ def test_hidden_labels_lose_the_whitespace_around_each_answer(tmp_path):
                      b"Where was Frida born?\tCoyoacan")
     assert [answer for _, answer in read_labels(str(path))] == ["London", "Kumasi", "Coyoacan"]
 
-def test_labels_keep_the_question_and_name_a_line_without_a_tab(tmp_path):
+def test_labels_keep_the_question_and_name_a_line_with_a_third_column(tmp_path):
     path = write(tmp_path / "dev.tsv", "Where was Ada born? \tLondon\n\nA\tB\tC\n")
-    with pytest.raises(BundleError, match=r"dev.tsv, line 3: expected 'question<TAB>answer' with a non-empty answer$"):
+    with pytest.raises(BundleError, match=r"dev.tsv line 3: expected 'question<TAB>place', found 2 tabs: 'A\\tB\\tC'$"):
         read_labels(str(path))
     write(path, "Where was Ada born? \tLondon\nWhere is é?\tÉcole\n")
     assert read_labels(str(path)) == [("Where was Ada born? ", "London"), ("Where is é?", "École")]
@@ -32,10 +35,33 @@ def test_labels_keep_the_question_and_name_a_line_without_a_tab(tmp_path):
 
 def test_a_label_without_an_answer_or_with_a_third_column_is_a_bundle_error(tmp_path):
     path = write(tmp_path / "test.tsv", "Where was Ada born?\tLondon\nWhere was Kofi born?\t \n")
-    with pytest.raises(BundleError, match=r"test.tsv, line 2: .* non-empty answer$"):
+    with pytest.raises(BundleError, match=r"test.tsv line 2: the place is empty$"):
         read_labels(str(path))
     write(path, "Where was Ada born?\tLondon\t\n")
-    with pytest.raises(BundleError, match=r"test.tsv, line 1: "):
+    with pytest.raises(BundleError, match=r"test.tsv line 1: expected 'question<TAB>place', found 2 tabs: "):
+        read_labels(str(path))
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_labels_are_read_by_the_one_reader_of_question_files(tmp_path, case):
+    """Kills labels read by rules of their own (a BOM kept in the first question, a trailing tab, an empty
+    question or an empty file taken): the bundle reads the file read_question_file accepts as it reads it,
+    and refuses each file it refuses with its message."""
+    labels = tmp_path / "birth_dev.tsv"
+    labels.write_bytes(ACCEPTED)
+    assert bundle.load_bundle(str(tmp_path)).labels == {
+        "birth_dev.tsv": [(line.question, line.place) for line in read_question_file(str(labels), labelled=True)]}
+    labels.write_bytes(REFUSED[case])
+    told = reader_refusal(str(labels))
+    assert refusal(bundle.load_bundle, str(tmp_path), error=BundleError) == told
+    assert refusal(bundle.local_labels, [str(labels)], error=BundleError) == told
+
+
+def test_a_label_file_of_questions_alone_is_a_bundle_error(tmp_path):
+    """Kills labels read as their first line says: a file of questions alone taken, every answer None."""
+    path = write(tmp_path / "test.tsv", "Where was Ada born?\nWhere was Kofi born?\n")
+    with pytest.raises(BundleError, match=r"test.tsv line 1: expected 'question<TAB>place', found no tab: "
+                                          r"'Where was Ada born\?'$"):
         read_labels(str(path))
 
 
@@ -208,9 +234,9 @@ def test_a_bundle_file_that_is_not_utf8_is_a_bundle_error(tmp_path):
     (a UnicodeDecodeError) instead of one line naming the file."""
     labels = tmp_path / "birth_dev.tsv"
     labels.write_bytes("Where was Émile born?\tOrléans\n".encode("latin-1"))
-    with pytest.raises(BundleError, match=rf"^{labels} is not UTF-8 text$"):
+    with pytest.raises(BundleError, match=rf"^{labels} line 1: not UTF-8 text \(byte 10\)$"):
         bundle.load_bundle(str(tmp_path))
-    with pytest.raises(BundleError, match=rf"^{labels} is not UTF-8 text$"):
+    with pytest.raises(BundleError, match=rf"^{labels} line 1: not UTF-8 text \(byte 10\)$"):
         bundle.local_labels([str(labels)])
     labels.unlink()
     for name in ("thresholds.json", "grading.json", "vocabulary.json"):

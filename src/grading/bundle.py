@@ -4,8 +4,9 @@ The hidden bundle: what the instructors keep off the students' machines.
 A bundle is a directory, given by --hidden or the GRADER_HIDDEN_DIR
 environment variable, holding
 
-    *.tsv            labelled question files ("question<TAB>answer" lines),
-                     e.g. birth_dev.tsv and birth_test.tsv
+    *.tsv            labelled question files ("question<TAB>answer" lines, read
+                     by the rules of assignment/question_files.py), e.g.
+                     birth_dev.tsv and birth_test.tsv
     tests/*.py       optional: hidden tests, written as grader.py's are (@graded,
                      ctx, probes); each adds a test, or replaces the test of
                      grader.py with the same id (registry.load_bundle_tests)
@@ -37,6 +38,8 @@ tests that need anything else not graded here.
 import json
 import os
 from dataclasses import dataclass
+
+from assignment.question_files import InputError, read_question_file
 
 HIDDEN_ENV = "GRADER_HIDDEN_DIR"
 THRESHOLD_FIELDS = ("min_accuracy", "min_correct", "min_agreement")
@@ -85,22 +88,11 @@ def read_json(path):
 
 
 def read_labels(path):
-    """The (question, answer) pairs of a "question<TAB>answer" file; every non-empty line needs one,
-    with an answer (an empty one would mark every empty prediction right)."""
+    """The (question, answer) pairs of a labelled question file, read by read_question_file's rules."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.readlines()
-    except UnicodeDecodeError:
-        raise BundleError(f"{path} is not UTF-8 text") from None
-    pairs = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        fields = line.rstrip("\r\n").split("\t")
-        if len(fields) != 2 or not fields[1].strip():
-            raise BundleError(f"{path}, line {number}: expected 'question<TAB>answer' with a non-empty answer")
-        pairs.append((fields[0], fields[1].strip()))
-    return pairs
+        return [(line.question, line.place) for line in read_question_file(path, labelled=True)]
+    except InputError as error:
+        raise BundleError(str(error)) from None
 
 
 def read_thresholds(path):

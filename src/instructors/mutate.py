@@ -97,9 +97,6 @@ EQUIVALENT = {
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': "a list of ints makes an int64 tensor" for n in (12, 15)},
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': "sample's default is sample=False" for n in (21, 25)},
     'grading.bundle.x_read_json__mutmut_6': UTF8_ALIAS,
-    'grading.bundle.x_read_labels__mutmut_7': UTF8_ALIAS,
-    'grading.bundle.x_read_labels__mutmut_18': "no line starts with a line break, and the line's last field, the "
-                                               "answer, is stripped anyway",
     **{f'grading.results.x_write_results__mutmut_{n}': "json.dump escapes every non-ASCII character: the file's "
        "bytes are the same in any encoding" for n in (20, 23, 27)},
     **{f'grading.results.x_write_results__mutmut_{n}': TEMPORARY_NAME for n in (16, 17)},

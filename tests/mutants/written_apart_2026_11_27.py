@@ -10,7 +10,9 @@ the code and the docs alone, by a reader who had read neither the tests,
 nor the other two sets, nor the history: an independent measure of how
 well the tests catch bugs. Each module's tests are its row of
 src/instructors/module_tests.py. The set was committed before it ran, and
-no test has been written against it.
+no test has been written against it. Its mutant of grading/bundle.py went
+with its promise to assignment/question_files.py when the question files
+got their one reader.
 
 First and latest run on 2026-11-27, on the tree of commit 8da9810, which
 adds the set: 30 of 30 killed (100%), in 10.3 minutes on two cores. Run by
@@ -166,11 +168,12 @@ MODULES = (
                "len(e.x) == len(e.y) and len(e.x) in (BLOCK_SIZE - 1, BLOCK_SIZE)",
                "len(e.x) == len(e.y) and len(e.x) == BLOCK_SIZE - 1"),
     )),
-    Module('src/grading/bundle.py', MODULE_TESTS['src/grading/bundle.py'], (
+    Module('src/assignment/question_files.py', MODULE_TESTS['src/assignment/question_files.py'], (
         Mutant("a labels line with an empty answer is accepted, so every empty prediction to it would be scored "
                "right",
-               "        if len(fields) != 2 or not fields[1].strip():",
-               "        if len(fields) != 2:"),
+               "    if labelled and not place.strip():\n"
+               "        raise InputError(f\"{path} line {number}: the place is empty\")\n",
+               ""),
     )),
     Module('src/grading/context.py', MODULE_TESTS['src/grading/context.py'], (
         Mutant("the snapshot reads a prediction or parameters file that is a symbolic link, following it to "

@@ -159,6 +159,11 @@ MODULES = (
     Module('src/assignment/question_files.py', ('tests/test_question_files.py',), (
         Mutant("a label line with a third column is taken",
                "if labelled and tabs != 1:", "if labelled and tabs < 1:"),
+        Mutant("a label without an answer is taken (an empty prediction would match it)",
+               '    if labelled and not place.strip():\n'
+               '        raise InputError(f"{path} line {number}: the place is empty")\n', ''),
+        Mutant("the hidden answers keep the whitespace around them",
+               "place.strip() if labelled else None", "place if labelled else None"),
     )),
     Module('src/instructors/release/autograder.py', ('tests/test_release_labels.py',), (
         Mutant("the test labels are checked by their count only",
@@ -174,12 +179,8 @@ MODULES = (
     Module('src/grading/bundle.py', ('tests/test_bundle_settings.py', 'tests/test_grading_bundle.py'), (
         Mutant("a grading.json model that leaves fields out is taken",
                "set(model) != set(MODEL_FIELDS)", "set(model) - set(MODEL_FIELDS)"),
-        Mutant("a label without an answer is taken (an empty prediction would match it)",
-               "if len(fields) != 2 or not fields[1].strip():", "if len(fields) != 2:"),
         Mutant("a threshold entry with a misspelt field is taken (and its threshold silently not applied)",
                "or set(entry) - set(THRESHOLD_FIELDS)\n                or ", "or "),
-        Mutant("the hidden answers keep the whitespace around them",
-               "pairs.append((fields[0], fields[1].strip()))", "pairs.append((fields[0], fields[1]))"),
         Mutant("a threshold for a test that has none (a misspelt or old key) is taken and never applied",
                "        if key not in known:", "        if key not in bundle.thresholds:"),
         Mutant("a vocabulary with a repeated character is taken",
