@@ -15,8 +15,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from assignment.question_files import read_question_file
 from instructors import demo
 from instructors.worldgen import make_world
+
+from question_file_cases import ACCEPTED, QUESTIONS_ALONE, REFUSED, reader_refusal, refusal
+from runtime_helpers import written
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = ('always "', 'finetuned without pretraining', 'pretrained, then finetuned', 'perceiver (m=24, 3 layers)')
@@ -35,6 +39,23 @@ def quick_run(tmp_path_factory):
     finally:
         torch.set_num_threads(threads)
     return rows, demo.format_table(rows, world_minutes), world_dir
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_the_worlds_questions_are_read_by_the_one_reader(tmp_path, case):
+    """Kills the demo reading its question files by rules of its own (a BOM kept in the first question, a
+    place's spaces kept, a third column or an empty place taken): it reads the file read_question_file
+    accepts as that reads it, and refuses each file it refuses with its message."""
+    accepted = written(tmp_path, ACCEPTED, "accepted.tsv")
+    assert demo.labelled(accepted) == [(line.question, line.place) for line in read_question_file(accepted, True)]
+    refused = written(tmp_path, REFUSED[case], "refused.tsv")
+    assert refusal(demo.labelled, refused) == reader_refusal(refused)
+
+
+def test_a_world_of_questions_alone_is_refused(tmp_path):
+    """Kills the world's questions read as the file says: questions without places scored against None."""
+    alone = written(tmp_path, QUESTIONS_ALONE, "alone.tsv")
+    assert refusal(demo.labelled, alone) == reader_refusal(alone)
 
 
 def test_quick_options_override_defaults_and_explicit_options_override_quick():

@@ -35,6 +35,7 @@ import torch
 
 from submission import CharCorruptionDataset, GPT, GPTConfig, NameDataset, Trainer, TrainerConfig, set_seed
 
+from assignment.question_files import read_question_file
 from runtime.decoding import predict_places
 from runtime.training.fast_training import plug_into
 
@@ -112,9 +113,9 @@ def read(world_dir, name):
         return f.read()
 
 
-def labelled(text):
-    """[(question, place)] of the text of a 'question<TAB>place' file."""
-    return [tuple(line.split('\t')) for line in text.splitlines() if line.strip()]
+def labelled(path):
+    """[(question, place)] of a labelled question file, read by read_question_file's rules."""
+    return [(line.question, line.place) for line in read_question_file(path, labelled=True)]
 
 
 class Phase:
@@ -188,7 +189,8 @@ def run_demo(args, world_dir):
         corpus = CharCorruptionDataset(read(world_dir, 'wiki.txt'), args.block_size)
         train_text = read(world_dir, 'birth_places_train.tsv')
         questions = NameDataset(train_text, corpus)
-        train, dev = labelled(train_text), labelled(read(world_dir, 'birth_dev.tsv'))
+        train = labelled(os.path.join(world_dir, 'birth_places_train.tsv'))
+        dev = labelled(os.path.join(world_dir, 'birth_dev.tsv'))
 
     top_place, _ = Counter(place for _, place in train).most_common(1)[0]
     rows = [Row(f'always "{top_place}" (most frequent training place)',
