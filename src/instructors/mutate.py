@@ -49,6 +49,7 @@ MODULES = {
     'src/runtime/atomic_files.py': ('tests/test_atomic_files.py',),
     'src/runtime/params.py': ('tests/test_params.py',),
     'src/runtime/inputs.py': ('tests/test_runtime_inputs.py',),
+    'src/assignment/question_files.py': ('tests/test_question_files.py',),
     'src/stages/collect_submission.py': ('tests/test_stages.py',),
     'src/runtime/decoding/__init__.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
     'src/runtime/decoding/greedy.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
@@ -78,6 +79,9 @@ EQUIVALENT = {
     **{f'runtime.params.x_checked_params__mutmut_{n}': WEIGHTS_ONLY for n in (16, 19)},
     'runtime.inputs.x_read_text__mutmut_12': UTF8_ALIAS,
     'runtime.inputs.x_ascii_part__mutmut_6': "'ASCII' names the same codec as 'ascii'",
+    'assignment.question_files.x_question_lines__mutmut_14': UTF8_ALIAS,
+    'assignment.question_files.x_read_question_file__mutmut_5': "first is only tested for truth, and '' is falsy as "
+                                                                "None is",
     **{f'stages.collect_submission.x_not_graded__mutmut_{n}': WEIGHTS_ONLY for n in (4, 7)},
     'stages.collect_submission.x_write_zip__mutmut_14': "the umask is read and put back at once; nothing is created between",
     **{f'stages.collect_submission.x_write_zip__mutmut_{n}': TEMPORARY_NAME for n in (5, 7, 9, 10)},
