@@ -114,7 +114,8 @@ OTHER_STAGES = {
     'demo': ('instructors', 'the whole experiment on a small generated world, minutes on a CPU'),
     'test': ('instructors', "the project's tests, in parallel (--quick: the fast tier; installs what is missing)"),
     'bench': ('instructors', 'plain vs fast paths, side by side on this machine'),
-    'release': ('instructors', 'cut the student starter and the autograder bundle'),
+    'release': ('instructors', f"cut one edition's student starter and autograder bundle (--edition NAME, "
+                               f"{list(EDITIONS)[0]} to {list(EDITIONS)[-1]}; default {SEED_EDITION})"),
     'mutate': ('instructors', "mutation tests of the infrastructure (mutmut), one module or all; --check: the tables"),
     'copies': ('instructors', "the class copy report: hand-ins compared by parameters and answers -> OUT/report.md"),
 }
