@@ -201,9 +201,19 @@ def write_predictions(package, answers, correct=None):
                         [a if i < right else "Atlantis" for i, a in enumerate(truth)])
 
 
+def environment_without(name):
+    """A copy of os.environ without `name`, safe in the background threads of in_background: pytest's
+    main thread sets and deletes PYTEST_CURRENT_TEST meanwhile, and a copy that raced it is taken again."""
+    while True:
+        try:
+            return {key: value for key, value in os.environ.items() if key != name}
+        except (KeyError, RuntimeError):  # a name deleted, or the mapping resized, during the copy
+            continue
+
+
 def run_grader(*args, grader=GRADER, timeout=300):
     """grader.py with `args`, as a separate process, without any hidden bundle from the environment."""
-    env = {k: v for k, v in os.environ.items() if k != "GRADER_HIDDEN_DIR"}
+    env = environment_without("GRADER_HIDDEN_DIR")
     return subprocess.run([sys.executable, str(grader), *map(str, args)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
