@@ -3,11 +3,15 @@ The figures the starter's README gives for each stage (src/assignment/measured.p
 seed 0 of "The whole assignment, two seeds", and the losses its text gives for that run.
 """
 
+import math
 import re
 from pathlib import Path
 
-from assignment.facts import ALL_STAGES
-from assignment.measured import CPU_PRETRAINING_MINUTES, STAGE_FIGURES
+import pytest
+
+from assignment.facts import ALL_STAGES, GRADED_TRAINING
+from assignment.measured import (CPU_DEV_SECONDS, CPU_PRETRAINING_MINUTES, CPU_STEP_SECONDS, STAGE_FIGURES,
+                                 TRAINING_STEPS)
 
 GPU_DOC = Path(__file__).resolve().parents[1] / "docs" / "gpu.md"
 
@@ -46,7 +50,30 @@ def test_the_losses_are_the_ones_docs_gpu_md_gives_for_seed_0():
     assert STAGE_FIGURES["vanilla_finetune_without_pretrain"].last_loss == float(step[2])
 
 
-def test_the_cpu_pretraining_is_the_last_one_the_bench_measured():
+def test_the_cpu_estimates_come_from_the_benchs_last_measurements():
+    """Kills a CPU step or evaluation time typed apart from the bench's rows, or a pretraining estimate that
+    is not their product (the bench's own, from the unrounded step, within a minute)."""
     text = (GPU_DOC.parent / "benchmarks.md").read_text(encoding="utf-8")
-    measured = re.findall(r"^\| full pretraining \(14950 steps\) at the fast step, minutes \| \| (\d+) \|", text, re.M)
-    assert CPU_PRETRAINING_MINUTES == int(measured[-1])
+
+    def last(pattern):
+        return float(re.findall(pattern, text, re.M)[-1])
+    assert CPU_STEP_SECONDS["pretrain"] == last(r"^\| train step s, pretraining batch 128x127 \| [\d.]+ \| ([\d.]+) \|")
+    assert CPU_STEP_SECONDS["finetune"] == last(r"^\| train step s, finetuning batch 256x127 \| [\d.]+ \| ([\d.]+) \|")
+    assert CPU_DEV_SECONDS == last(r"^\| dev eval s, 500 questions, vanilla, stop at MASK \| [\d.]+ \| ([\d.]+) \|")
+    bench = last(r"^\| full pretraining \(14950 steps\) at the fast step, minutes \| \| (\d+) \|")
+    assert abs(CPU_PRETRAINING_MINUTES - bench) <= 1 and TRAINING_STEPS["pretrain"] == 14950
+
+
+def test_the_training_steps_are_the_graded_configurations_on_the_courses_data():
+    course = GPU_DOC.parents[2] / "shared" / "data"
+    if not (course / "wiki.txt").is_file():
+        pytest.skip("the course's data is not beside the repository (../shared/data)")
+    documents = sum(1 for line in (course / "wiki.txt").read_text(encoding="utf-8").splitlines())
+    questions = sum(1 for line in (course / "birth_places_train.tsv").read_text(encoding="utf-8").splitlines()
+                    if line.strip())
+
+    def steps(count, name):
+        return GRADED_TRAINING[name]["max_epochs"] * math.ceil(count / GRADED_TRAINING[name]["batch_size"])
+    assert TRAINING_STEPS == {"pretrain": steps(documents, "pretrain"),
+                              "finetune": steps(questions, "finetune_without_pretraining"),
+                              "finetune_with_pretrain": steps(questions, "finetune_with_pretraining")}

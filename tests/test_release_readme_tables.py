@@ -60,10 +60,12 @@ def test_the_stage_table_is_the_editions_stages_with_their_measured_figures(edit
     found = rows(table)
     assert [row[0] for row in found] == [f"`./run.sh {stage.name}`" for stage in stages_of(edition)]
     assert [row[1] for row in found] == [f"`{stage.writes}`" for stage in stages_of(edition)]
-    for stage, (_, _, took, end) in zip(stages_of(edition), found):
+    for stage, (_, _, took, cpu, end) in zip(stages_of(edition), found):
         figures = STAGE_FIGURES.get(stage.name)
         assert took == ("not yet measured" if figures is None else f"{figures.seconds} s")
         assert end == readme_tables.healthy_end(figures)
+        assert cpu == {"pretrain": "5.9 h", "finetune": "2 min" if stage.params_in else "16 min",
+                       "evaluate": "seconds"}[stage.function], stage.name
 
 
 def test_a_healthy_end_is_the_dev_accuracy_or_the_last_loss():

@@ -13,9 +13,23 @@ from dataclasses import dataclass
 from typing import Optional
 
 GPU = "one NVIDIA H200"
-# A graded pretraining on this project's 2-core CPU, two threads: its 14,950 steps at the pace of the
-# stages' step as `./run.sh bench --parts train` measured it last (docs/benchmarks.md, 2026-11-26).
-CPU_PRETRAINING_MINUTES = 353
+CPU = "a 2-core CPU"
+# What a stage takes on this project's 2-core CPU, two threads, estimated from the bench (docs/benchmarks.md):
+# the stages' training step as `./run.sh bench --parts train` measured it last (2026-11-26), a pretraining
+# step of 128 examples and a finetuning step of 256, times the steps of each training on the course's data;
+# and the 500 dev questions answered by the stages' decoder (2026-11-22).
+CPU_STEP_SECONDS = {'pretrain': 1.42, 'finetune': 1.59}
+TRAINING_STEPS = {'pretrain': 14950, 'finetune': 600, 'finetune_with_pretrain': 80}
+CPU_DEV_SECONDS = 1.37
+CPU_PRETRAINING_MINUTES = round(TRAINING_STEPS['pretrain'] * CPU_STEP_SECONDS['pretrain'] / 60)
+
+
+def cpu_minutes(stage):
+    """The minutes a graded stage takes on CPU, estimated as above."""
+    if stage.function == 'evaluate':
+        return CPU_DEV_SECONDS / 60
+    steps = TRAINING_STEPS['finetune_with_pretrain' if stage.params_in else stage.function]
+    return steps * CPU_STEP_SECONDS[stage.function] / 60
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import os
 
 from assignment.editions import EDITIONS
 from assignment.facts import stages_of
-from assignment.measured import GPU, STAGE_FIGURES
+from assignment.measured import CPU, GPU, STAGE_FIGURES, cpu_minutes
 
 
 def definitions(submission_dir):
@@ -63,10 +63,13 @@ def healthy_end(figures):
 
 
 def stage_table(edition):
-    """| command | writes | time on the GPU | healthy end | of each graded stage of `edition`."""
-    rows = [f"| stage | writes (in `src/submission/`) | on {GPU} | a healthy run ends with |", "|---|---|---|---|"]
+    """| command | writes | time on the GPU | on a CPU | healthy end | of each graded stage of `edition`."""
+    rows = [f"| stage | writes (in `src/submission/`) | on {GPU} | on {CPU}, estimated | a healthy run ends with |",
+            "|---|---|---|---|---|"]
     for stage in stages_of(edition):
         figures = STAGE_FIGURES.get(stage.name)
         took = "not yet measured" if figures is None else f"{figures.seconds} s"
-        rows.append(f"| `./run.sh {stage.name}` | `{stage.writes}` | {took} | {healthy_end(figures)} |")
+        minutes = cpu_minutes(stage)
+        cpu = f"{minutes / 60:.1f} h" if minutes >= 60 else f"{minutes:.0f} min" if minutes >= 1 else "seconds"
+        rows.append(f"| `./run.sh {stage.name}` | `{stage.writes}` | {took} | {cpu} | {healthy_end(figures)} |")
     return "\n".join(rows)
