@@ -4,9 +4,10 @@ GPU with the course's data: docs/gpu.md, "The whole assignment, two seeds"
 (seed 0; the command, machine and tree are there; the two chains shared the
 GPU). For a training stage the loss a healthy run ends near (the mean of the
 last pretraining epoch, the last finetuning step), for a dev evaluation its
-accuracy. The starter's README builds its stage table from these, and
-tests/test_measured.py holds them to docs/gpu.md and docs/benchmarks.md. A stage not here has not
-run in full on a GPU. Standard library only.
+accuracy. A stage not here has not run in full on a GPU. Beside them, what
+each stage takes on a CPU, estimated from the bench's measurements. The
+starter's README builds its stage table from these; tests/test_measured.py
+holds them to docs/gpu.md and docs/benchmarks.md. Standard library only.
 """
 
 from dataclasses import dataclass
