@@ -208,5 +208,6 @@ def registered(monkeypatch):
     """An empty registry of graded tests for the test, grading the seed edition."""
     monkeypatch.setattr(registry, "TESTS", {})
     monkeypatch.setattr(registry, "DECLARED", [])
+    monkeypatch.setattr(registry, "BUNDLE_FILES", [])
     monkeypatch.setattr(registry, "GRADING", {"edition": SEED_EDITION})
     return registry.TESTS

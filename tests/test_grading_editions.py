@@ -64,3 +64,17 @@ def test_the_command_lines_edition_chooses_the_tests_and_an_unknown_one_is_refus
     with pytest.raises(SystemExit) as refused:
         cli.main(["--list", "--edition", "summer2025"], tests_file=str(GRADER))
     assert refused.value.code == 2 and "invalid choice: 'summer2025'" in capsys.readouterr().err
+
+
+def test_a_hidden_bundles_test_keeps_its_own_id_and_points_in_any_edition(grader, tmp_path):
+    """Kills a bundle's test named like a judge of grader.py (an instructor's own pretrained_dev for a term)
+    given the edition table's points and thresholds in place of its own."""
+    bundle_test = tmp_path / "term.py"
+    bundle_test.write_text("from grading import graded\n\n\n"
+                           "@graded('1f-1-hidden', points=9, visibility='hidden', timeout=60, min_accuracy=0.3)\n"
+                           "def pretrained_dev(ctx):\n    '''this term's vanilla dev test'''\n    return 'ok'\n")
+    registry.use_edition("spring2026")
+    registry.load_bundle_tests([str(bundle_test)])
+    test = registry.TESTS["1f-1-hidden"]
+    assert (test.points, test.thresholds, test.source) == (9.0, {"min_accuracy": 0.3}, str(bundle_test))
+    assert test.replaces.source == str(GRADER)

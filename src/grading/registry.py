@@ -101,14 +101,15 @@ def graded(test_id, points, visibility, timeout, second_model=None, **thresholds
 
 
 def in_edition(declared, function, edition):
-    """A declared test's arguments as `edition` grades it: its table's id, points and thresholds for a
-    function named after one of its judges; {"skip": True} where the test is another second model's."""
+    """A declared test's arguments as `edition` grades it: for a function of grader.py named after one of
+    the edition's judges, its table's id, points and thresholds (a hidden bundle's test keeps its own);
+    {"skip": True} where the test is another second model's."""
     this = EDITIONS[edition]
     if declared["second_model"] not in (None, this.second_model):
         return dict(declared, skip=True)
     table = {t.judges: t for t in this.tests}
     entry = table.get(function.__name__)
-    if entry is None or edition == SEED_EDITION:
+    if entry is None or edition == SEED_EDITION or source_of(function) in BUNDLE_FILES:
         return declared
     return dict(declared, test_id=entry.id, points=entry.points, thresholds=dict(entry.thresholds))
 
