@@ -77,3 +77,23 @@ def test_the_references_rotation_is_the_handouts():
 def test_rope_code_handed_in_wrong_is_told_in_part_hs_words(replaced, told):
     message = judged(**replaced)
     assert message.startswith("part (h): ") and told in message, message
+
+
+def polar_cache(dim, positions):
+    """The cache by torch.polar, as a hand-in might build it."""
+    theta = 1.0 / 10000 ** (torch.arange(0, dim, 2).float() / dim)
+    angles = torch.outer(torch.arange(positions).float(), theta)
+    return torch.view_as_real(torch.polar(torch.ones_like(angles), angles))
+
+
+def complex_rotation(x, cache):
+    """Equation (3) in complex numbers, as the handout writes it."""
+    pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2).contiguous())
+    turns = torch.view_as_complex(cache[:x.shape[-2]].contiguous())
+    return torch.view_as_real(pairs * turns).flatten(-2).to(x.dtype)
+
+
+def test_a_correct_rope_of_another_layout_passes():
+    """Kills a judge that holds hand-ins to the reference's code rather than to the handout: the complex
+    numbers of equation (3) and a cache by torch.polar are the same rotation."""
+    assert judged(precompute_rotary_emb=polar_cache, apply_rotary_emb=complex_rotation) == "pass"
