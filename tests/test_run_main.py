@@ -210,3 +210,23 @@ def test_a_runs_name_is_its_variant_then_its_function_unless_one_is_given():
     assert run.run_name(args) == "perceiver_pretrain"
     args.tb_expt_name = "mine"
     assert run.run_name(args) == "mine"
+
+
+def test_a_rope_run_stopped_midway_resumes_to_the_uninterrupted_parameters(inputs, tmp_path, monkeypatch, capsys,
+                                                                           single_thread):
+    """The same for the RoPE model: its checkpoint holds the rope_cache buffers with the weights, and the
+    resumed run ends where the uninterrupted one does."""
+    ended = {}
+    for name, stop in (("whole", None), ("stopped", 2)):
+        out = tmp_path / name / "out"
+        out.mkdir(parents=True)
+        argv = four_step_run(inputs, out) + ["--variant=rope"]
+        if stop:
+            with monkeypatch.context() as patch:
+                patch.setattr(run, "Checkpointer", stopped_at(stop))
+                assert run.main(argv) == 130
+            argv += ["--resume"]
+        assert run.main(argv) == 0, capsys.readouterr().err
+        ended[name] = torch.load(out / "kept.params", weights_only=True)
+    assert any(key.endswith("rope_cache") for key in ended["whole"]) and "pos_emb" not in ended["whole"]
+    assert max(float((ended["stopped"][key] - ended["whole"][key]).abs().max()) for key in ended["whole"]) <= 1e-6
