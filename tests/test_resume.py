@@ -151,6 +151,19 @@ def test_two_processes_train_as_one(uninterrupted):
     assert len(one_rows) > 10
 
 
+def test_two_processes_train_the_rope_model_as_one(questions, tmp_path):
+    """The same for the RoPE model over two epochs: DDP averages its gradients (its rope_cache buffers are
+    no parameters) and the two processes end with the one process's weights, within 1e-5."""
+    ends = {}
+    for processes in (1, 2):
+        params = tmp_path / f"{processes}.params"
+        run_to_end(questions, tmp_path / f"records{processes}", params, "--variant", "rope", processes=processes,
+                   epochs=2)
+        ends[processes] = params
+    assert any(key.endswith("rope_cache") for key in torch.load(ends[2], weights_only=True))
+    assert max_difference(ends[1], ends[2]) <= 1e-5
+
+
 def test_sharded_evaluation_gives_the_single_process_predictions(uninterrupted, tmp_path, single_thread, capsys):
     """Two processes under torchrun against one, in-process on one thread as each of those runs."""
     params, _ = uninterrupted["one process"]
