@@ -86,7 +86,7 @@ def params_seconds(folder, repeats=5):
 
 
 def regeneration_seconds(folder):
-    """Seconds to regenerate one hand-in's three parameters files, one process."""
+    """Seconds to regenerate one hand-in's parameters files (one of each variant's), one process."""
     data = os.path.join(ROOT, 'data')
     bundle_path = os.path.join(folder, 'bundle')
     write_hidden_bundle(ROOT, data, os.path.join(data, 'birth_test.tsv'), {}, bundle_path)
@@ -94,9 +94,9 @@ def regeneration_seconds(folder):
     hand_in = os.path.join(folder, 'hand-in')
     os.makedirs(hand_in)
     files = {}
-    for params in dict.fromkeys(output.params for output in OUTPUTS):
+    for params, variant in dict.fromkeys((output.params, output.variant) for output in OUTPUTS):
         files[params] = os.path.join(hand_in, params)
-        model = graded_model(len(bundle.vocabulary), 0.0, perceiver=params.startswith('perceiver'))
+        model = graded_model(len(bundle.vocabulary), 0.0, perceiver=variant == 'perceiver', rope=variant == 'rope')
         torch.save(model.state_dict(), files[params])
     problems = []
     regenerated = regenerate_class([HandIn('one', hand_in, files=files)], bundle, folder, 1, 900, problems)
@@ -121,8 +121,9 @@ def main(argv=None):
         if 'params' in args.parts:
             print(f"params: {params_seconds(folder):.2f} s to read and sketch one graded-size parameters file")
         if 'regeneration' in args.parts:
-            print(f"regeneration: {regeneration_seconds(folder):.1f} s for one hand-in's three graded-size "
-                  f"parameters files (untrained: every answer 32 characters), one process")
+            print(f"regeneration: {regeneration_seconds(folder):.1f} s for one hand-in's "
+                  f"{len({output.params for output in OUTPUTS})} graded-size parameters files (untrained: every "
+                  f"answer 32 characters), one process")
 
 
 if __name__ == '__main__':
