@@ -99,3 +99,14 @@ def test_a_file_that_cannot_be_read_or_regenerated_is_one_line_and_the_rest_is_r
         "ben: perceiver.finetune.params cannot be read (BadZipFile: File is not a zip file): not compared"]
     assert sorted(found.answers) == [(0, "vanilla.pretrain.dev.predictions"), (0, "vanilla.pretrain.test.predictions")]
     assert (found.files, found.hand_ins) == (3, 2)
+
+
+def test_a_rope_cohorts_hand_in_is_regenerated_as_the_rope_model(tmp_path, calls):
+    """Kills the RoPE edition's parameters left out of the report, or regenerated as another variant's."""
+    (tmp_path / "class" / "cai").mkdir(parents=True)
+    (tmp_path / "class" / "cai" / "rope.finetune.params").write_bytes(b"cai rope")
+    hand_ins, problems = read_hand_ins(str(tmp_path / "class"))
+    found, problems = regenerate(tmp_path, hand_ins, LABELS)
+    assert problems == [] and calls == [(b"cai rope", "rope", ["dev 1", "dev 2", "test 1", "test 2", "test 3"])]
+    assert found.answers == {(0, "rope.pretrain.dev.predictions"): ["dev 1 by cai rope", "dev 2 by cai rope"],
+                             (0, "rope.pretrain.test.predictions"): [f"test {k} by cai rope" for k in (1, 2, 3)]}

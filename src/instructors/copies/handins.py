@@ -9,7 +9,7 @@ or a --known folder) holds either
   submission and submission_metadata.yml, which names each submission's
   submitters; a hand-in is then named "<names> (submission_<id>)".
 
-Only the parameters and prediction files among the deliverables are read:
+Only the parameters and prediction files the stages write, of any edition, are read:
 from a folder, regular files reached through no symbolic link; from a zip,
 its members that are not symbolic links, which are never extracted except
 into a scratch folder when a parameters file must be handed to the
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from assignment.facts import CODE_FILES, DELIVERABLES
+from assignment.facts import STAGES
 from grading.context import MAX_PARAMS_BYTES, MAX_PREDICTIONS_BYTES
 
-COMPARED = tuple(name for name in DELIVERABLES if name not in CODE_FILES)
+COMPARED = tuple(stage.writes for stage in STAGES)  # every edition's outputs: a class hands in its own edition's
 SUBFOLDER = 'src/submission'
 METADATA = 'submission_metadata.yml'
 MAX_BYTES = {'.params': MAX_PARAMS_BYTES, '.predictions': MAX_PREDICTIONS_BYTES}  # the grader's limits
