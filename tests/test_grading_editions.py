@@ -78,3 +78,10 @@ def test_a_hidden_bundles_test_keeps_its_own_id_and_points_in_any_edition(grader
     test = registry.TESTS["1f-1-hidden"]
     assert (test.points, test.thresholds, test.source) == (9.0, {"min_accuracy": 0.3}, str(bundle_test))
     assert test.replaces.source == str(GRADER)
+
+
+def test_an_unknown_edition_in_the_environment_is_one_line(grader, monkeypatch, capsys):
+    monkeypatch.setenv(registry.EDITION_ENV, "summer2025")
+    assert cli.main(["--list"], tests_file=str(GRADER)) == 2
+    assert capsys.readouterr().err == (f"grader: $GRADER_EDITION is 'summer2025', no edition of the course; the "
+                                       f"editions are {', '.join(EDITIONS)}\n")

@@ -111,6 +111,10 @@ def main(argv=None, tests_file=None, preload=()):
         return usage_error("the grader needs a POSIX system: Linux, macOS, or WSL on Windows")
     tests_file = os.path.abspath(tests_file or sys.argv[0])
     args = parser(os.path.join(os.path.dirname(tests_file), "src", "submission")).parse_args(argv)
+    named = os.environ.get(registry.EDITION_ENV)
+    if named and named not in registry.EDITIONS and not args.edition:
+        return usage_error(f"${registry.EDITION_ENV} is {named!r}, no edition of the course; the editions are "
+                           f"{', '.join(registry.EDITIONS)}")
     if args.edition:
         registry.use_edition(args.edition)
     try:

@@ -69,6 +69,8 @@ BUNDLE_FILES = []  # the hidden bundle's test files, once imported; the last one
 DECLARED = []  # (the decorator's arguments, the function) of every test declared, in order
 EDITION_ENV = "GRADER_EDITION"
 GRADING = {"edition": CHECKOUT_EDITION or os.environ.get(EDITION_ENV) or SEED_EDITION}
+if GRADING["edition"] not in EDITIONS:  # an unknown $GRADER_EDITION: the command line says so in one line
+    GRADING["edition"] = SEED_EDITION
 
 
 def source_of(function):
