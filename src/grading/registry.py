@@ -79,8 +79,8 @@ def source_of(function):
 
 
 def graded(test_id, points, visibility, timeout, second_model=None, **thresholds):
-    """Register a test function under `test_id`, worth `points`, limited to `timeout` seconds (in the
-    editions of `second_model` only, when given)."""
+    """Declare a test function under `test_id`, worth `points`, limited to `timeout` seconds (for the
+    editions of `second_model` only, when given); it is registered as the grading edition grades it."""
     if not TEST_ID.match(test_id):
         raise BadTest(f"test id {test_id!r} should look like '1e-0-basic'")
     if visibility not in VISIBILITIES or not test_id.endswith(visibility):
