@@ -153,7 +153,9 @@ def test_two_processes_train_as_one(uninterrupted):
 
 def test_two_processes_train_the_rope_model_as_one(questions, tmp_path):
     """The same for the RoPE model over two epochs: DDP averages its gradients (its rope_cache buffers are
-    no parameters) and the two processes end with the one process's weights, within 1e-5."""
+    no parameters) and the two processes end with the one process's weights, within 1e-4: the two differ
+    in the order of their sums alone, measured up to 3.3e-5 apart with PyTorch's plain kernels
+    (ATEN_CPU_CAPABILITY=default) and below 1e-5 with AVX-512 ones."""
     ends = {}
     for processes in (1, 2):
         params = tmp_path / f"{processes}.params"
@@ -161,7 +163,7 @@ def test_two_processes_train_the_rope_model_as_one(questions, tmp_path):
                    epochs=2)
         ends[processes] = params
     assert any(key.endswith("rope_cache") for key in torch.load(ends[2], weights_only=True))
-    assert max_difference(ends[1], ends[2]) <= 1e-5
+    assert max_difference(ends[1], ends[2]) <= 1e-4
 
 
 def test_sharded_evaluation_gives_the_single_process_predictions(uninterrupted, tmp_path, single_thread, capsys):
