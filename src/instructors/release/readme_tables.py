@@ -6,12 +6,13 @@ stages, each with the file it writes and what a full run of it took and
 ended with on a GPU (assignment/measured.py).
 """
 
-import ast
 import os
 
 from assignment.editions import EDITIONS
 from assignment.facts import stages_of
 from assignment.measured import CPU, GPU, STAGE_FIGURES, cpu_minutes
+
+from .checks import definitions as defined_in
 
 
 def definitions(submission_dir):
@@ -21,13 +22,7 @@ def definitions(submission_dir):
         if not name.endswith(".py"):
             continue
         with open(os.path.join(submission_dir, name), encoding="utf-8") as f:
-            tree = ast.parse(f.read(), name)
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                where[node.name] = name
-            if isinstance(node, ast.ClassDef):
-                where.update((f"{node.name}.{item.name}", name) for item in node.body
-                             if isinstance(item, ast.FunctionDef))
+            where.update(dict.fromkeys(defined_in(name, f.read()), name))
     return where
 
 
