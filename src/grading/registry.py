@@ -96,7 +96,7 @@ def graded(test_id, points, visibility, timeout, second_model=None, **thresholds
         declared = dict(test_id=test_id, points=points, timeout=timeout, second_model=second_model,
                         thresholds=thresholds)
         DECLARED.append((declared, function))
-        register(function, **in_edition(declared, function, GRADING["edition"]))
+        register(function, in_edition(declared, function, GRADING["edition"]))
         return function
 
     return declare
@@ -105,10 +105,10 @@ def graded(test_id, points, visibility, timeout, second_model=None, **thresholds
 def in_edition(declared, function, edition):
     """A declared test's arguments as `edition` grades it: for a function of grader.py named after one of
     the edition's judges, its table's id, points and thresholds (a hidden bundle's test keeps its own);
-    {"skip": True} where the test is another second model's."""
+    None where the test is another second model's."""
     this = EDITIONS[edition]
     if declared["second_model"] not in (None, this.second_model):
-        return dict(declared, skip=True)
+        return None
     table = {t.judges: t for t in this.tests}
     entry = table.get(function.__name__)
     if entry is None or edition == SEED_EDITION or source_of(function) in BUNDLE_FILES:
@@ -123,13 +123,15 @@ def use_edition(edition):
     GRADING["edition"] = edition
     TESTS.clear()
     for declared, function in DECLARED:
-        register(function, **in_edition(declared, function, edition))
+        register(function, in_edition(declared, function, edition))
 
 
-def register(function, test_id, points, timeout, second_model, thresholds, skip=False):
-    """Put `function` in TESTS under `test_id` (unless `skip`); a bundle's test may replace grader.py's."""
-    if skip:
+def register(function, arguments):
+    """Put `function` in TESTS with its `arguments` as in_edition gives them (none: not in this edition);
+    a bundle's test may replace grader.py's."""
+    if arguments is None:
         return
+    test_id, points, timeout, thresholds = (arguments[name] for name in ("test_id", "points", "timeout", "thresholds"))
     visibility = test_id.rsplit("-", 1)[1]
     doc = function.__doc__.strip()
     source = source_of(function)
