@@ -19,6 +19,7 @@ import pytest
 
 from assignment.editions import EDITIONS, SEED_EDITION
 from assignment.facts import DATA_FILES, DELIVERABLES, TEST_LABELS
+from grading import registry
 from instructors.release import readme_tables, regions, student
 
 from runtime_helpers import files_under
@@ -129,6 +130,18 @@ def test_the_thresholds_are_grader_pys_with_the_releases_on_top(repository, tmp_
 def test_the_thresholds_without_a_thresholds_json_are_grader_pys(repository, grader_loaded):
     assert student.thresholds_in_words(str(repository)).splitlines()[0] == \
         "- `1f-1-hidden` (vanilla: dev accuracy): at least 10% and at least 3 correct"
+
+
+def test_another_editions_thresholds_leave_the_seed_edition_graded(repository, grader_loaded):
+    """Kills a release for another edition that leaves this process grading that edition (a later
+    grading in the same process judged under the wrong thresholds)."""
+    def graded():
+        return {t.test_id: (t.points, t.thresholds) for t in registry.TESTS.values()}
+
+    student.thresholds_in_words(str(repository))
+    seeds = graded()
+    student.thresholds_in_words(str(repository), edition="spring2026")
+    assert registry.GRADING["edition"] == SEED_EDITION and graded() == seeds
 
 
 def test_the_starter_holds_what_students_need_and_nothing_more(repository, data, tmp_path, grader_loaded):

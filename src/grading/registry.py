@@ -25,6 +25,7 @@ table takes that test's id, points and thresholds there: grader.py's
 decorators give the seed's (the RoPE tests, the latest RoPE cohort's).
 """
 
+import contextlib
 import importlib.util
 import inspect
 import math
@@ -124,6 +125,17 @@ def use_edition(edition):
     TESTS.clear()
     for declared, function in DECLARED:
         register(function, in_edition(declared, function, edition))
+
+
+@contextlib.contextmanager
+def grading(edition):
+    """Grade `edition` inside the block, and the edition graded before it after."""
+    before = GRADING["edition"]
+    use_edition(edition)
+    try:
+        yield
+    finally:
+        use_edition(before)
 
 
 def register(function, arguments):

@@ -176,14 +176,14 @@ def thresholds_in_words(repo_dir, thresholds_path=None, edition=SEED_EDITION):
     """A line for each test of grader.py that has thresholds in `edition`: its id, description and threshold
     in words."""
     runpy.run_path(os.path.join(repo_dir, "grader.py"), run_name="release")
-    registry.use_edition(edition)
     given = {}
     if thresholds_path is not None:
         with open(thresholds_path, encoding="utf-8") as f:
             given = json.load(f)
-    return "\n".join(f"- `{test.test_id}` ({test.description}): "
-                     f"{needed(dict(test.thresholds, **given.get(test.test_id, {})))}"
-                     for test in registry.select([]) if test.thresholds)
+    with registry.grading(edition):
+        return "\n".join(f"- `{test.test_id}` ({test.description}): "
+                         f"{needed(dict(test.thresholds, **given.get(test.test_id, {})))}"
+                         for test in registry.select([]) if test.thresholds)
 
 
 def write_readme(repo_dir, out_dir, thresholds_path=None, edition=SEED_EDITION):
