@@ -3,8 +3,8 @@ Regenerating a class's answers from its parameters: every parameters file
 an evaluation stage reads (vanilla.model.params, vanilla.finetune.params,
 perceiver.finetune.params) of every hand-in is answered once, on the
 bundle's dev and test questions together, by the grader's trusted
-regeneration (grader_regeneration.py), `jobs` processes at a time under a progress
-bar; the answers are split back into the prediction files its stages make.
+regeneration (grader_regeneration.py, forked from one zygote), `jobs` processes at a time
+under a progress bar; the answers are split back into the prediction files its stages make.
 A parameters file from a zip is copied into the scratch folder for its
 turn and removed after.
 """
@@ -19,7 +19,7 @@ from tqdm import tqdm
 from assignment.facts import STAGES, labels
 
 from .handins import Unreadable
-from .grader_regeneration import Unregenerated, regenerated_answers
+from .grader_regeneration import Unregenerated, forking, regenerated_answers
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def regenerate_class(hand_ins, bundle, scratch, jobs, timeout, problems):
                 os.remove(path)
 
     answers, started = {}, time.perf_counter()
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with forking(scratch), ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(regenerate, task): task for task in tasks}
         for future in tqdm(as_completed(futures), total=len(tasks), desc='regenerating', unit='params file'):
             index, params, outputs = futures[future]

@@ -8,14 +8,20 @@ questions with the stages' batched, cached greedy decoding: the grader's
 probe regenerated_predictions (grading.handout.predictions), run by
 grading.trusted. Parameters that do
 not fit the reference's model are not regenerated (the grader would decode
-them with the submitted code, which the report never runs).
+them with the submitted code, which the report never runs). Within
+forking(), as in a grading run, each trusted process is forked from one
+that has imported torch once (grading.zygote), started with the first
+regeneration, rather than a new interpreter importing it again.
 """
+
+import contextlib
 
 from assignment.facts import GRADED_SIZE
 from grading.bundle import load_bundle
 from grading.handout.predictions import regenerated_predictions
 from grading.registry import source_of
-from grading.trusted import TrustedFailure, run_trusted
+from grading.runner import ProbeRunner
+from grading.trusted import FORKING, TrustedFailure, forked_from, run_trusted
 
 PROBE_SEED = 5  # the seed of the model's initial weights before the parameters are loaded: any will do
 
@@ -36,11 +42,25 @@ def cannot_regenerate(bundle):
     return f"the hidden bundle has no {', '.join(missing)}" if missing else None
 
 
+@contextlib.contextmanager
+def forking(folder):
+    """Regenerations in the block are forked from one zygote, which imports torch once, where a new
+    interpreter takes seconds a parameters file to import it; `folder` is the zygote's working folder."""
+    runner = ProbeRunner(folder, token=None, preload=('torch',))
+    try:
+        with forked_from(runner):
+            yield
+    finally:
+        runner.close()
+
+
 def regenerated_answers(bundle, params_path, variant, questions, timeout):
     """The reference model's answers (stripped) to `questions` with the `variant` parameters at
     `params_path`; Unregenerated when there are none."""
     request = dict(variant=variant, size=bundle.model or GRADED_SIZE, params_path=params_path,
                    vocabulary=bundle.vocabulary, questions=questions, seed=PROBE_SEED)
+    if FORKING:
+        FORKING[-1].warm_up()  # the zygote starts with the first regeneration: none for a class without any
     try:
         result = run_trusted(source_of(regenerated_predictions), regenerated_predictions.__name__, request,
                              bundle.reference, bundle.runtime, timeout)
