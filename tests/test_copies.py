@@ -1,7 +1,7 @@
 """
 The class copy report (src/instructors/copies, ./run.sh copies) on a class
 trained here, once for the module: a small generated world, tiny models
-(2 layers, 32 wide), 2 pretraining and 20 finetuning epochs on the CPU,
+(2 layers, 32 wide), 1 pretraining and 20 finetuning epochs on the CPU,
 through run.py (--small, for no loader workers, with the sizes given). Honest students train with their own seeds, two of them
 with another correct span corruption; planted copies are made from their
 files. The report is run on the class as submitted (no labels), and with a
@@ -41,7 +41,7 @@ from submission.dataset import CharCorruptionDataset
 REPO = Path(__file__).resolve().parents[1]
 SIZE = dict(n_layer=2, n_head=2, n_embd=32)
 OPTIONS = ["--small"] + [f"--{name}={value}" for name, value in SIZE.items()] + ["--dropout=0", "--device=cpu"]
-PRETRAIN = ["--max_epochs=2", "--batch_size=32", "--pretrain_lr=2e-3"]
+PRETRAIN = ["--max_epochs=1", "--batch_size=32", "--pretrain_lr=2e-3"]
 FINETUNE = ["--max_epochs=20", "--batch_size=16", "--finetune_lr=3e-3"]
 PREDICTIONS = ("vanilla.pretrain.dev.predictions", "vanilla.pretrain.test.predictions")
 # The pairs planted: a whole copy, predictions with a tenth changed, a finetuning of another's
