@@ -4,7 +4,8 @@ the reference's rotation passes, and RoPE code a student could plausibly
 hand in wrong is told in part (h)'s words: the exponent's sign flipped (as a
 course docstring printed it), a rotation of the other handedness, the last
 rows of the cache used for a short sequence, pairs taken as the two halves,
-and a model that keeps its learnt position embedding.
+a model that keeps its learnt position embedding, and one that rotates the
+values too.
 """
 
 import types
@@ -61,6 +62,27 @@ def with_positions(mconf):
     return model
 
 
+class RotatedValues(torch.nn.Module):
+    """An attention layer's value projection whose output is rotated by position, as q and k are."""
+
+    def __init__(self, attn):
+        super().__init__()
+        self.value, self.n_head, self.cache = attn.value, attn.n_head, attn.rope_cache
+
+    def forward(self, x):
+        B, T, C = x.shape
+        v = self.value(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        return attention.apply_rotary_emb(v, self.cache).transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+
+
+def with_rotated_values(mconf):
+    """A RoPE model that rotates the values too."""
+    model = submission.initialize_rope_model(mconf)
+    for block in model.blocks:
+        block.attn.value = RotatedValues(block.attn)
+    return model
+
+
 def test_the_references_rotation_is_the_handouts():
     assert judged() == "pass"
 
@@ -72,8 +94,10 @@ def test_the_references_rotation_is_the_handouts():
     (dict(apply_rotary_emb=halves), "apply_rotary_emb does not rotate each pair"),
     (dict(initialize_rope_model=lambda mconf: submission.GPT(mconf)), "the RoPE model has no rope_cache buffer"),
     (dict(initialize_rope_model=with_positions), "keeps a learnt position embedding (pos_emb)"),
+    (dict(initialize_rope_model=with_rotated_values), "on one token repeated, the RoPE model's logits change"),
     (dict(initialize_rope_model=lambda mconf: None), "part (h): initialize_rope_model returned None"),
-], ids=["exponent sign", "handedness", "last rows", "halves", "plain GPT", "learnt positions", "not written"])
+], ids=["exponent sign", "handedness", "last rows", "halves", "plain GPT", "learnt positions", "values rotated",
+        "not written"])
 def test_rope_code_handed_in_wrong_is_told_in_part_hs_words(replaced, told):
     message = judged(**replaced)
     assert message.startswith("part (h): ") and told in message, message

@@ -11,8 +11,12 @@ theta_i = 10000^(-2(i-1)/d), i = 1..d/2, position t rotates the pair
 so a rotation keeps each vector's norm, the score of a rotated query and key
 depends on their positions only through the distance, and a shorter sequence
 uses the first rows of the cache. The model has a rope_cache buffer, no
-learnt position embedding, and stays causal. Behaviour is judged, not
-names: any layout of the code that computes this passes.
+learnt position embedding, and stays causal; and on one token repeated its
+logits are the same at every position: its only positions are the rotations
+of queries and keys, which change where a position attends, but every
+position's value is the same vector (a model that rotates the values too, or
+embeds positions, fails). Behaviour is judged, not names: any layout of the
+code that computes this passes.
 """
 
 import random
@@ -79,6 +83,8 @@ def rope_anatomy(sub, vocab_size, seed):
         seen["drift"] = [float((logits[0, :j] - model(torch.tensor([base[:j] + [rng.randrange(2, vocab_size) for _ in
                                                                                    range(len(base) - j)]]))[0][0, :j])
                                .abs().max()) for j in CAUSALITY_POSITIONS]
+        repeated = model(torch.full((1, SIZE["block_size"]), base[0]))[0][0]  # (T, vocab): one token everywhere
+    seen["position_spread"] = float((repeated - repeated[0]).abs().max())
     return seen
 
 
@@ -101,6 +107,10 @@ def judge_rope(seen):
           f"(by up to {seen['distance_error']:.3g})")
     check(seen["rope_cache"], f"{PART_H}: the RoPE model has no rope_cache buffer in its state_dict")
     check(not seen["pos_emb"], f"{PART_H}: the RoPE model keeps a learnt position embedding ({', '.join(seen['pos_emb'])})")
+    check(seen["position_spread"] <= TOLERANCE,
+          f"{PART_H}: on one token repeated, the RoPE model's logits change with the position (by up to "
+          f"{seen['position_spread']:.3g}): RoPE rotates the queries and keys only, not the values, and the "
+          f"model embeds no position")
     check(max(seen["drift"]) <= TOLERANCE, f"{PART_H}: the RoPE model is not causal: changing later tokens moves "
                                            f"earlier logits by up to {max(seen['drift']):.3g}")
     return "the rotation, its relative positions and the RoPE model are the handout's"
