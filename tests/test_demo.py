@@ -1,9 +1,14 @@
 """
-The demo (src/instructors/demo.py, ./run.sh demo) in its reduced --quick form: a seeded
-run on a small world where pretraining must beat finetuning alone on the
-held-out people, the perceiver's row beside them, and the printed table that reports it.
+The demo (src/instructors/demo.py, ./run.sh demo): its options and --quick
+form, the world it writes and reads, each row's model, the printed table, a
+stopped demo, and the same seed training the same bits.
+What the --quick rows show (pretraining beats finetuning alone, the RoPE
+model too, the perceiver learns only its training questions) is judged in
+test_demo_pretraining.py, test_demo_rope.py and test_demo_perceiver.py,
+which train those rows side by side (tests/demo_rows.py).
 """
 
+import json
 import os
 import re
 import signal
@@ -13,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 
 from assignment.question_files import read_question_file
 from instructors import demo
@@ -23,22 +27,9 @@ from question_file_cases import ACCEPTED, QUESTIONS_ALONE, REFUSED, reader_refus
 from runtime_helpers import written
 
 REPO = Path(__file__).resolve().parents[1]
-RUNS = ('always "', 'finetuned without pretraining', 'pretrained, then finetuned', 'perceiver (m=24, 3 layers)')
+RUNS = ('always "', 'finetuned without pretraining', 'pretrained, then finetuned', 'RoPE, pretrained, then finetuned',
+        'perceiver (m=24, 3 layers)')
 ROW = re.compile(r"^\| (.+?) \| (\d+\.\d)% \((\d+)/(\d+)\) \| (\d+\.\d)% \((\d+)/(\d+)\) \|")
-
-
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    """(rows, table, world folder) of a `demo.py --quick` run on one thread (the
-    numbers depend on the thread count, so it is fixed; one costs the least CPU)."""
-    world_dir = tmp_path_factory.mktemp("demo_world")
-    args = demo.parse_args(["--quick", "--threads", "1", "--out_dir", str(world_dir)])
-    threads = torch.get_num_threads()
-    try:
-        rows, world_minutes = demo.run_demo(args, str(world_dir))
-    finally:
-        torch.set_num_threads(threads)
-    return rows, demo.format_table(rows, world_minutes), world_dir
 
 
 @pytest.mark.parametrize("case", REFUSED)
@@ -70,14 +61,6 @@ def test_quick_options_override_defaults_and_explicit_options_override_quick():
     assert full.threads == quick.threads == demo.THREADS == 2  # what docs/demo.md's table was measured with
 
 
-def test_pretraining_beats_finetuning_alone_on_held_out_people(quick_run):
-    rows, _, _ = quick_run
-    baseline, scratch, pretrained, _ = rows
-    assert pretrained.dev[0] > scratch.dev[0], rows
-    assert pretrained.dev[0] > baseline.dev[0], rows
-    assert pretrained.dev[1] == scratch.dev[1] == demo.QUICK["dev_people"]
-
-
 def test_the_perceiver_row_is_a_perceiver_of_the_options():
     args = demo.parse_args(["--quick", "--perceiver_layers", "4", "--bottleneck", "16"])
     model = demo.new_model(args, 40, "perceiver")
@@ -88,16 +71,27 @@ def test_the_perceiver_row_is_a_perceiver_of_the_options():
     assert not demo.new_model(args, 40, "vanilla").perceiver
 
 
-def test_the_perceiver_learns_its_training_questions_but_answers_fewer_held_out_ones(quick_run):
-    rows, _, _ = quick_run
-    _, _, pretrained, perceiver = rows
-    assert perceiver.train[0] >= 0.9 * perceiver.train[1], rows
-    assert perceiver.dev[0] < pretrained.dev[0], rows
-    assert "pretrain" in perceiver.minutes, rows
+def test_the_rope_row_is_the_vanilla_model_with_rotated_positions():
+    """Kills the RoPE row built as the vanilla model (a learnt position embedding kept) or as another
+    depth than the vanilla model's."""
+    args = demo.parse_args(["--quick", "--n_layer", "3"])
+    rope, vanilla = demo.new_model(args, 40, "rope"), demo.new_model(args, 40, "vanilla")
+    assert rope.rope and not vanilla.rope and len(rope.blocks) == len(vanilla.blocks) == 3
+    assert any(name.endswith("rope_cache") for name, _ in rope.named_buffers()) and "pos_emb" not in rope.state_dict()
+    assert [(variant, pretrained, epochs) for name, variant, pretrained, epochs in demo.runs(args)
+            if name.startswith("RoPE")] == [("rope", True, args.finetune_epochs)]
 
 
-def test_table_has_every_run_with_its_accuracies_and_minutes(quick_run):
-    rows, table, _ = quick_run
+def test_table_has_every_run_with_its_accuracies_and_minutes():
+    """format_table on rows of the --quick runs' names (made here: the trained rows are judged in
+    test_demo_pretraining.py and its siblings): every row's counts, percent and minutes, '-' where a row has
+    no such phase, and the total."""
+    args = demo.parse_args(["--quick"])
+    rows = [demo.Row('always "Paris" (most frequent training place)', (1, 25), (4, 50), {})]
+    for number, (name, _, pretrained, _) in enumerate(demo.runs(args), start=1):
+        phases = dict(pretrain=1.25 * number) if pretrained else {}
+        rows.append(demo.Row(name, (number, 25), (2 * number + 1, 50), dict(phases, finetune=0.5, evaluate=0.01)))
+    table = demo.format_table(rows, world_minutes=0.1)
     lines = [line for line in table.splitlines() if ROW.match(line)]
     assert len(lines) == len(RUNS) == len(rows)
     for line, run, row in zip(lines, RUNS, rows):
@@ -106,21 +100,20 @@ def test_table_has_every_run_with_its_accuracies_and_minutes(quick_run):
         assert (int(dev_correct), int(dev_total)) == row.dev
         assert (int(train_correct), int(train_total)) == row.train
         assert float(dev_pct) == round(100 * row.dev[0] / row.dev[1], 1)
-    baseline_cells, scratch_cells, *pretrained_cells = (line.split("|")[4:7] for line in lines)
-    assert [cell.strip() for cell in baseline_cells] == ["-", "-", "-"]
-    assert scratch_cells[0].strip() == "-" and all(float(cell) >= 0 for cell in scratch_cells[1:])
-    for cells in pretrained_cells:
-        assert float(cells[0]) > 0 and all(float(cell) >= 0 for cell in cells[1:])
-    assert re.search(r"^total: \d+\.\d minutes", table, re.MULTILINE)
+        assert [cell.strip() for cell in line.split("|")[4:7]] == \
+            [f"{row.minutes[phase]:.2f}" if phase in row.minutes else "-" for phase in demo.PHASES]
+    total = 0.1 + sum(sum(row.minutes.values()) for row in rows)
+    assert re.search(rf"^total: {total:.1f} minutes \(world generation 0\.10\)$", table, re.MULTILINE)
 
 
-def test_world_is_the_seeded_short_world_of_the_options(quick_run):
-    _, _, world_dir = quick_run
+def test_world_is_the_seeded_short_world_of_the_options(tmp_path):
     quick = demo.parse_args(["--quick"])
+    world = demo.written_world(quick, tmp_path)
+    assert (len(world.questions), len(world.train), len(world.dev)) == (quick.train_people,) * 2 + (quick.dev_people,)
     expected = make_world(0, n_train=quick.train_people, n_dev=quick.dev_people, n_test=0,
                           paraphrases=quick.paraphrases, style="short", name_from_birth_country=quick.name_link)
     for name, text in expected.items():
-        assert (world_dir / name).read_text(encoding="ascii") == text, name
+        assert (tmp_path / name).read_text(encoding="ascii") == text, name
 
 
 def test_a_stopped_demo_removes_its_temporary_world(tmp_path):
@@ -141,7 +134,7 @@ def test_a_stopped_demo_removes_its_temporary_world(tmp_path):
 
 
 REPEAT = """
-import hashlib, sys
+import hashlib, json, sys
 from instructors import demo
 
 digests = []
@@ -157,7 +150,10 @@ def score_and_hash(model, pairs, corpus, device):
 demo.score = score_and_hash
 args = demo.parse_args(sys.argv[2:] + ["--out_dir", sys.argv[1]])
 rows, _ = demo.run_demo(args, sys.argv[1])
-print(" ".join(digests), [(row.dev, row.train) for row in rows])
+world = demo.written_world(args, sys.argv[1])
+alone = [demo.trained_row(args, world, run) for run in reversed(demo.runs(args))]
+print(" ".join(digests))
+print(json.dumps([row.run for row in rows]))
 """
 TINY = ["--train_people", "12", "--dev_people", "6", "--paraphrases", "2", "--n_embd", "32", "--n_head", "2",
         "--block_size", "64", "--bottleneck", "16", "--pretrain_epochs", "2", "--finetune_epochs", "2",
@@ -166,7 +162,9 @@ TINY = ["--train_people", "12", "--dev_people", "6", "--paraphrases", "2", "--n_
 
 def test_the_same_seed_trains_every_model_of_the_table_to_the_same_bits_in_another_process(tmp_path):
     """Two processes of the demo's whole pipeline (tiny sizes, with dropout), hashed with different
-    PYTHONHASHSEEDs: every model, the perceiver's included, ends with the same parameters."""
+    PYTHONHASHSEEDs: every model, the perceiver's included, ends with the same parameters; and each row
+    trained alone, in the other order, ends with its parameters in the whole table (tests/demo_rows.py
+    trains the rows one at a time)."""
     def start(name, hash_seed):
         (tmp_path / name).mkdir()
         env = dict(os.environ, PYTHONPATH=str(REPO / "src"), PYTHONHASHSEED=hash_seed)
@@ -175,5 +173,10 @@ def test_the_same_seed_trains_every_model_of_the_table_to_the_same_bits_in_anoth
     runs = [start("first", "1"), start("second", "2")]
     outputs = [run.communicate(timeout=300)[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
-    digests = [output.strip().splitlines()[-1].split("[")[0].split() for output in outputs]
-    assert len(digests[0]) == 6 and digests[0] == digests[1], outputs
+    lines = [output.strip().splitlines() for output in outputs]
+    digests = [printed[-2].split() for printed in lines]
+    assert len(digests[0]) == 16 and digests[0] == digests[1], outputs
+    whole, alone = digests[0][:8], digests[0][8:]  # a model's digest twice (dev, train); alone in reverse
+    assert whole == alone[::-1], outputs
+    names = json.loads(lines[0][-1])
+    assert names[0].startswith(RUNS[0]) and names[1:] == [run[0] for run in demo.runs(demo.parse_args(TINY))], names

@@ -12,7 +12,8 @@ small enough for a laptop CPU, in a few minutes:
 3. without pretraining: a fresh GPT finetuned on the training questions;
 4. with pretraining: span-corruption pretraining on wiki.txt, which holds
    the dev people too, then the same finetuning;
-5. the perceiver variant (part g), pretrained and finetuned the same way;
+5. the RoPE variant (the current edition's part h) and the perceiver (the
+   Perceiver edition's part g), each pretrained and finetuned the same way;
 6. answer the dev questions with every model and print one table of dev
    accuracies and minutes per phase.
 
@@ -132,9 +133,11 @@ class Phase:
 
 
 def new_model(args, vocab_size, variant):
-    """A fresh GPT of the options' width; `variant` 'vanilla' (n_layer blocks) or 'perceiver'."""
-    depth = (dict(n_layer=args.n_layer) if variant == 'vanilla' else
-             dict(n_layer=args.perceiver_layers, perceiver=True, bottleneck_dim=args.bottleneck))
+    """A fresh GPT of the options' width; `variant` 'vanilla' (n_layer blocks), 'rope' (the same blocks,
+    positions by rotation) or 'perceiver'."""
+    depth = {'vanilla': dict(n_layer=args.n_layer),
+             'rope': dict(n_layer=args.n_layer, rope=True),
+             'perceiver': dict(n_layer=args.perceiver_layers, perceiver=True, bottleneck_dim=args.bottleneck)}[variant]
     config = GPTConfig(vocab_size, args.block_size, n_head=args.n_head, n_embd=args.n_embd,
                        embd_pdrop=args.dropout, attn_pdrop=args.dropout, resid_pdrop=args.dropout, **depth)
     return GPT(config)
@@ -144,6 +147,7 @@ def runs(args):
     """(row name, variant, pretrained, finetuning epochs) of each trained model, in the table's order."""
     return (('finetuned without pretraining', 'vanilla', False, args.scratch_epochs),
             ('pretrained, then finetuned', 'vanilla', True, args.finetune_epochs),
+            ('RoPE, pretrained, then finetuned', 'rope', True, args.finetune_epochs),
             (f'perceiver (m={args.bottleneck}, {args.perceiver_layers} layers), pretrained, then finetuned',
              'perceiver', True, args.perceiver_finetune_epochs))
 
@@ -179,34 +183,58 @@ def constant_score(place, pairs):
     return sum(answer == place for _, answer in pairs), len(pairs)
 
 
+@dataclass
+class World:
+    """A written world as the runs read it: the span-corruption corpus, the finetuning questions, and the
+    (question, place) pairs of the training and dev people."""
+    corpus: CharCorruptionDataset
+    questions: NameDataset
+    train: list
+    dev: list
+
+
+def written_world(args, world_dir):
+    """Writes the options' world into world_dir and reads it back."""
+    write_world(world_dir, seed=args.seed, n_train=args.train_people, n_dev=args.dev_people, n_test=0,
+                paraphrases=args.paraphrases, style='short', name_from_birth_country=args.name_link)
+    corpus = CharCorruptionDataset(read(world_dir, 'wiki.txt'), args.block_size)
+    return World(corpus, NameDataset(read(world_dir, 'birth_places_train.tsv'), corpus),
+                 labelled(os.path.join(world_dir, 'birth_places_train.tsv')),
+                 labelled(os.path.join(world_dir, 'birth_dev.tsv')))
+
+
+def baseline_row(world):
+    """The row of always answering the most frequent training place."""
+    top_place, _ = Counter(place for _, place in world.train).most_common(1)[0]
+    return Row(f'always "{top_place}" (most frequent training place)',
+               constant_score(top_place, world.dev), constant_score(top_place, world.train), {})
+
+
+def trained_row(args, world, run):
+    """The row of one of runs(args): a fresh model, seeded alike whichever rows ran before, trained and
+    scored."""
+    name, variant, pretrained, finetune_epochs = run
+    set_seed(args.seed)
+    model, phases = new_model(args, world.corpus.vocab_size, variant), {}
+    if pretrained:
+        with Phase(phases, 'pretrain'):
+            pretrain(args, model, world.corpus)
+    with Phase(phases, 'finetune'):
+        finetune(args, model, world.questions, finetune_epochs)
+    with Phase(phases, 'evaluate'):
+        dev_score = score(model, world.dev, world.corpus, args.device)
+        train_score = score(model, world.train, world.corpus, args.device)
+    return Row(name, dev_score, train_score, phases)
+
+
 def run_demo(args, world_dir):
-    """Runs the whole experiment on a world written into world_dir; returns the table's rows."""
+    """Runs the whole experiment on a world written into world_dir; returns the table's rows and the
+    minutes the world took."""
     torch.set_num_threads(args.threads)
     minutes = {}
     with Phase(minutes, 'world'):
-        write_world(world_dir, seed=args.seed, n_train=args.train_people, n_dev=args.dev_people, n_test=0,
-                    paraphrases=args.paraphrases, style='short', name_from_birth_country=args.name_link)
-        corpus = CharCorruptionDataset(read(world_dir, 'wiki.txt'), args.block_size)
-        train_text = read(world_dir, 'birth_places_train.tsv')
-        questions = NameDataset(train_text, corpus)
-        train = labelled(os.path.join(world_dir, 'birth_places_train.tsv'))
-        dev = labelled(os.path.join(world_dir, 'birth_dev.tsv'))
-
-    top_place, _ = Counter(place for _, place in train).most_common(1)[0]
-    rows = [Row(f'always "{top_place}" (most frequent training place)',
-                constant_score(top_place, dev), constant_score(top_place, train), {})]
-    for run, variant, pretrained, finetune_epochs in runs(args):
-        set_seed(args.seed)
-        model, phases = new_model(args, corpus.vocab_size, variant), {}
-        if pretrained:
-            with Phase(phases, 'pretrain'):
-                pretrain(args, model, corpus)
-        with Phase(phases, 'finetune'):
-            finetune(args, model, questions, finetune_epochs)
-        with Phase(phases, 'evaluate'):
-            dev_score, train_score = score(model, dev, corpus, args.device), score(model, train, corpus, args.device)
-        rows.append(Row(run, dev_score, train_score, phases))
-    return rows, minutes['world']
+        world = written_world(args, world_dir)
+    return [baseline_row(world)] + [trained_row(args, world, run) for run in runs(args)], minutes['world']
 
 
 PHASES = ('pretrain', 'finetune', 'evaluate')
