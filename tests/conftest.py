@@ -99,7 +99,7 @@ SLOW_FILES = (
     "test_recipe.py", "test_fast.py", "test_release_main_inputs.py", "test_run_bad_inputs.py", "test_notebooks.py",
     "test_plausible.py", "test_run_rope.py", "test_stages_collect_submission.py", "test_run_student_code.py",
     "test_dataset.py", "test_staging.py", "test_agreement.py", "test_run_sh.py", "test_bench_compile.py",
-    "test_release_edition.py")
+    "test_release_edition.py", "test_grade_rope_editions.py")
 
 
 def pytest_configure(config):

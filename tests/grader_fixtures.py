@@ -8,8 +8,9 @@ The tiny world: reference models of a tiny size (TINY, written into each
 bundle's grading.json) with seeded random weights, saved as parameters
 files; their greedy answers (the stages' decoding) to made-up questions are
 the prediction files, and the hidden labels take every even question's
-answer from the vanilla model and every odd one's from the perceiver, so
-honest hand-ins score about half, and any other model about nothing.
+answer from the vanilla model and every odd one's from the second model
+(the perceiver, or the RoPE model for the RoPE editions), so honest
+hand-ins score about half, and any other model about nothing.
 """
 
 import json
@@ -31,7 +32,7 @@ from grading import registry
 from instructors.release.autograder import write_runtime
 from instructors.release.regions import cut, regions, restore
 from runtime.decoding import predict_places
-from submission import GPTConfig, initialize_perceiver_model, initialize_vanilla_model
+from submission import GPTConfig, initialize_perceiver_model, initialize_rope_model, initialize_vanilla_model
 
 ROOT = Path(__file__).resolve().parents[1]
 GRADER = ROOT / "grader.py"
@@ -41,10 +42,12 @@ COPY_IGNORED = shutil.ignore_patterns("__pycache__", "*.params", "*.predictions"
 QUESTIONS = {"dev": 60, "test": 50}
 TINY = dict(n_layer=4, n_head=2, n_embd=16, block_size=128, bottleneck_dim=8)
 PREDICTION_STEMS = ("vanilla.nopretrain", "vanilla.pretrain", "perceiver.pretrain")
+ROPE_STEMS = ("vanilla.nopretrain", "vanilla.pretrain", "rope.pretrain")  # the RoPE editions' files
 # Which model makes each prediction file: (parameters file, variant).
 MADE_FROM = {"vanilla.nopretrain": ("vanilla.model.params", "vanilla"),
              "vanilla.pretrain": ("vanilla.finetune.params", "vanilla"),
-             "perceiver.pretrain": ("perceiver.finetune.params", "perceiver")}
+             "perceiver.pretrain": ("perceiver.finetune.params", "perceiver"),
+             "rope.pretrain": ("rope.finetune.params", "rope")}
 PLACES = ["London", "Paris", "Lagos", "Lima", "Kyoto", "Dublin", "Warsaw", "Tangier"]
 REPORT_LINE = re.compile(r"^(\d+[a-z]+-\d+-(?:basic|hidden))\s.*?\s(\S+)/(\S+)\s+(pass|fail|error|timeout|hidden)\b")
 # The prediction test of each prediction file, as the handout numbers them.
@@ -131,6 +134,8 @@ def tiny_model(variant, seed):
         torch.manual_seed(seed)
         if variant == "perceiver":
             model = initialize_perceiver_model(mconf, bottleneck_dim=TINY["bottleneck_dim"])
+        elif variant == "rope":
+            model = initialize_rope_model(mconf)
         else:
             model = initialize_vanilla_model(mconf)
         for parameter in model.parameters():
@@ -144,20 +149,20 @@ def answers_of(variant, seed, split):
     return tuple(predict_places(tiny_model(variant, seed), questions(split), Vocabulary, "cpu"))
 
 
-def labels(split):
-    """The hidden answers: the vanilla model's (seed 0) on even questions, the perceiver's (seed 0) on odd ones."""
-    return [answers_of("vanilla" if i % 2 == 0 else "perceiver", 0, split)[i] for i in range(QUESTIONS[split])]
+def labels(split, second_model="perceiver"):
+    """The hidden answers: the vanilla model's (seed 0) on even questions, the second model's (seed 0) on odd ones."""
+    return [answers_of("vanilla" if i % 2 == 0 else second_model, 0, split)[i] for i in range(QUESTIONS[split])]
 
 
-def make_bundle(directory, reference=True, thresholds=None, settings=None):
+def make_bundle(directory, reference=True, thresholds=None, settings=None, second_model="perceiver"):
     """
-    A hidden bundle as the release writes it (labels, vocabulary, reference/,
-    runtime/) with grading.json naming the tiny model (plus `settings`);
-    returns (bundle path, {split: answers}).
+    A hidden bundle as the release writes it (labels, with the odd answers
+    `second_model`'s; vocabulary, reference/, runtime/) with grading.json
+    naming the tiny model (plus `settings`); returns (bundle path, {split: answers}).
     """
     bundle = Path(directory)
     bundle.mkdir(parents=True)
-    answers = {split: labels(split) for split in QUESTIONS}
+    answers = {split: labels(split, second_model) for split in QUESTIONS}
     for split, truth in answers.items():
         lines = [f"{q}\t{a}\n" for q, a in zip(questions(split), truth)]
         (bundle / f"birth_{split}.tsv").write_text("".join(lines), encoding="utf-8")

@@ -149,6 +149,29 @@ EDITS = {
     "the helpers pass GPT's extra argument": ("helper.py", r"GPT\(mconf\)", "GPT(mconf, True)", False),
     "all-zero span examples": ("dataset.py", r"return x, y", "return torch.zeros_like(x), torch.zeros_like(y)", False),
     "logits doubled": ("model.py", r"logits = self\.head\(x\)", "logits = 2 * self.head(x)", True),
+    # the RoPE editions' part (h)
+    "initialize_rope_model(mconf, bottleneck_dim=32), the Winter 2025 starter's": (
+        "helper.py", r"def initialize_rope_model\(mconf, bottleneck_dim=None\)",
+        "def initialize_rope_model(mconf, bottleneck_dim=32)", True),
+    "initialize_rope_model(mconf), the later starters'": (
+        "helper.py", r"def initialize_rope_model\(mconf, bottleneck_dim=None\)", "def initialize_rope_model(mconf)",
+        True),
+    "RoPE cache by torch.polar": (
+        "attention.py", r"(?s)( +)theta = 10000\.0 .*?# \(max_positions, dim/2, 2\)\n",
+        r"\1theta = 1.0 / 10000 ** (torch.arange(0, dim, 2).float() / dim)  # (dim/2,)\n"
+        r"\1angles = torch.outer(torch.arange(max_positions).float(), theta)  # (max_positions, dim/2)\n"
+        r"\1rope_cache = torch.view_as_real(torch.polar(torch.ones_like(angles), angles))"
+        r"  # (max_positions, dim/2, 2)\n", False),
+    "RoPE rotation in complex numbers": (
+        "attention.py", r"(?s)( +)T = x\.size\(-2\)\n.*?# \(\.\.\., T, dim\)\n",
+        r"\1pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2).contiguous())  # (..., T, dim/2)\n"
+        r"\1turns = torch.view_as_complex(rope_cache[:x.shape[-2]].contiguous())  # (T, dim/2)\n"
+        r"\1rotated_x = torch.view_as_real(pairs * turns).flatten(-2).to(x.dtype)  # (..., T, dim)\n", False),
+    "RoPE model keeps the learnt position embedding": (
+        "model.py", r"if not config\.rope:\n(.*\n(?:.*\n)*?)( +)if self\.rope:\n",
+        r"if True:\n\1\2if False:\n", True),
+    "values rotated too": ("attention.py", r"( +)(k = apply_rotary_emb\(k, self\.rope_cache\)  # \(B, nh, T, hs\)\n)",
+                           r"\1\2\1v = apply_rotary_emb(v, self.rope_cache)  # (B, nh, T, hs)\n", False),
 }
 
 

@@ -32,6 +32,7 @@ FULL_RUN_TESTS = tuple(f'tests/test_full_run.py::{name}' for name in (  # not th
 RUNNER_TESTS = ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
                 'tests/test_grading_runner_processes.py', 'tests/test_slow_zygote.py', 'tests/test_probe_links.py',
                 'tests/test_probe_answer.py', 'tests/test_grade_regenerate.py')
+ROPE_GRADING_TESTS = ('tests/test_grade_rope_editions.py',)  # RoPE hand-ins graded end to end
 SANDBOX_TESTS = ('tests/test_grading_sandbox.py', 'tests/test_sandbox_limits.py', 'tests/test_sandbox_isolation.py',
                  'tests/test_probe_answer.py')
 
@@ -48,7 +49,7 @@ MODULE_TESTS = {
     'src/assignment/facts.py': ('tests/test_facts.py', 'tests/test_layout.py', 'tests/test_configuration.py',
                                 'tests/test_python_minimum.py'),
     'src/assignment/not_written_yet.py': HANDOUT_TESTS,
-    'src/assignment/editions.py': ('tests/test_editions.py',),
+    'src/assignment/editions.py': ('tests/test_editions.py',) + ROPE_GRADING_TESTS,
     'src/assignment/measured.py': ('tests/test_measured.py', 'tests/test_release_readme_tables.py'),
     'src/assignment/question_files.py': ('tests/test_question_files.py', 'tests/test_runtime_inputs.py',
                                          'tests/test_grading_bundle.py', 'tests/test_london_baseline.py',
@@ -82,7 +83,7 @@ MODULE_TESTS = {
     'src/stages/plot.py': ('tests/test_plot.py',),
     'run.sh': ('tests/test_run_sh.py', 'tests/test_python_minimum.py'),
     # the grader
-    'grader.py': ('tests/test_grader_judges.py', 'tests/test_grading_editions.py'),
+    'grader.py': ('tests/test_grader_judges.py', 'tests/test_grading_editions.py') + ROPE_GRADING_TESTS,
     'src/grading/bundle.py': ('tests/test_grading_bundle.py', 'tests/test_bundle_settings.py'),
     'src/grading/cli.py': ('tests/test_grading_cli.py', 'tests/test_grading_editions.py'),
     'src/grading/context.py': ('tests/test_grading_context.py',),
@@ -96,7 +97,8 @@ MODULE_TESTS = {
     'src/grading/zygote.py': ('tests/test_zygote.py', 'tests/test_slow_zygote.py',
                               'tests/test_grade_regenerate.py'),
     **{f'src/grading/handout/{name}.py': HANDOUT_TESTS
-       for name in ('answers', 'configs', 'corpora', 'models', 'predictions', 'spans', 'rope')},
+       for name in ('answers', 'configs', 'corpora', 'models', 'spans')},
+    **{f'src/grading/handout/{name}.py': HANDOUT_TESTS + ROPE_GRADING_TESTS for name in ('predictions', 'rope')},
     # the instructors' tools
     'src/instructors/agreement.py': ('tests/test_agreement.py',),
     'src/instructors/bench.py': ('tests/test_bench.py',),
