@@ -88,6 +88,28 @@ def make_context(tmp_path, runner=None, bundle=None, files=None, params=None, de
                    time.monotonic() + 50 if deadline is None else deadline)
 
 
+def test_once_computes_a_key_once_for_the_contexts_sharing_its_answers_and_keeps_no_failure(tmp_path):
+    """Kills once() computing again for a later test, answering one key with another's value, or keeping a
+    compute that raised."""
+    calls = []
+
+    def compute(value):
+        def computed():
+            calls.append(value)
+            if value == "raises":
+                raise Failed("no answer")
+            return value
+        return computed
+    answers = {}
+    first, second = (Context(SCORED, FakeRunner(), "/package", None, None, str(tmp_path), 0.0, answers)
+                     for _ in range(2))
+    with pytest.raises(Failed):
+        first.once("k", compute("raises"))
+    assert first.once("k", compute("a")) == "a" and second.once("k", compute("b")) == "a"
+    assert second.once("other", compute("c")) == "c" and make_context(tmp_path).once("k", compute("d")) == "d"
+    assert calls == ["raises", "a", "c", "d"]
+
+
 def test_run_gives_the_probes_value_and_keeps_its_output(tmp_path):
     probes = FakeRunner(ProbeOutcome("ok", {"v": 1}, "", "printed", 0.1), ProbeOutcome("ok", 2, "", "", 0.1),
                           warm=30.0)

@@ -1,13 +1,15 @@
 """
 Span corruption examples (src/grading/handout/spans.py), read and judged
 in-process: an example's pieces, ids outside the vocabulary, the reference's
-examples drawn from the seeded corpus, and an example that is not a
-corruption of its own document; with the plain values a probe answers.
+examples drawn from the seeded corpus, once for the span tests of a grading
+run, and an example that is not a corruption of its own document; with the
+plain values a probe answers.
 """
 
 import torch
 
 from assignment import facts
+from grading.context import Context
 from grading.handout import configs, corpora, spans
 
 from handout_helpers import InProcess, failure
@@ -73,3 +75,28 @@ def test_ids_and_plain_values():
     assert all(type(v) is int for v in spans.ids(torch.tensor([3, 1])))
     assert configs.plain((0.9, [1, None], True, "x")) == [0.9, [1, None], True, "x"]
     assert configs.plain({"a": 1}) == "{'a': 1}"
+
+
+class OneRun(InProcess):
+    """A test's ctx in a grading run whose tests share what ctx.once() computed, as grading.suite's do."""
+
+    def __init__(self, scratch, computed):
+        super().__init__(scratch)
+        self.computed = computed
+
+    once = Context.once
+
+
+def test_the_span_tests_of_one_grading_run_draw_the_examples_once(tmp_path):
+    """Kills the 3000 examples drawn again for each of the four span tests of a run, or drawn once for
+    two runs."""
+    computed, runs = {}, []
+    for test in range(4):
+        ctx = OneRun(tmp_path / f"scratch{test}", computed)
+        (tmp_path / f"scratch{test}").mkdir()
+        runs.append((ctx, spans.span_examples(ctx, facts.BLOCK_SIZE)))
+    assert [len(ctx.calls) for ctx, _ in runs] == [1, 0, 0, 0]
+    assert all(examples is runs[0][1] for _, examples in runs)
+    other = OneRun(tmp_path / "scratch0", {})
+    spans.span_examples(other, facts.BLOCK_SIZE)
+    assert len(other.calls) == 1

@@ -142,6 +142,20 @@ def test_a_suite_hands_each_test_its_runner_snapshot_and_outputs(tmp_path, monke
     assert os.path.basename(seen["work"]).startswith("grading-") and seen["work"] == probes.args["work_root"]
 
 
+def test_the_tests_of_one_run_share_what_once_computed_and_the_next_run_computes_again(tmp_path, monkeypatch):
+    """Kills a context per test with answers of its own (the span tests' examples made four times) or
+    answers kept from one grading run to the next (another hand-in judged on the first's examples)."""
+    monkeypatch.setattr(suite, "ProbeRunner", RecordingRunner)
+    (tmp_path / "hand_in").mkdir()
+    computed = []
+    tests = [GradedTest(f"1e-{i}-basic", 1.0, "basic", 9.0, "d",
+                        lambda ctx: str(ctx.once("examples", lambda: computed.append(1) or len(computed))))
+             for i in range(3)]
+    run = suite.Suite(str(tmp_path / "hand_in"), jobs=0)
+    assert [r.message for r in run.run(tests)[0]] == ["1", "1", "1"]
+    assert [r.message for r in run.run(tests[:1])[0]] == ["2"]
+
+
 def overlapping(tmp_path, monkeypatch, jobs):
     """How many of three tests of a suite with `jobs` ran at the same time, at most."""
     monkeypatch.setattr(suite, "ProbeRunner", RecordingRunner)

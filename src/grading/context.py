@@ -77,7 +77,7 @@ class Snapshot:
 class Context:
     """A test's view of the run: probes of the submission and of the reference, its files, the hidden bundle."""
 
-    def __init__(self, test, runner, submission_dir, snapshot, bundle, scratch, deadline):
+    def __init__(self, test, runner, submission_dir, snapshot, bundle, scratch, deadline, computed=None):
         self.test = test
         self.runner = runner
         self.submission_dir = submission_dir
@@ -86,6 +86,7 @@ class Context:
         self.scratch = scratch
         self.deadline = deadline
         self.outputs = []
+        self.computed = {} if computed is None else computed  # once()'s, shared by the tests of one grading run
 
     def run(self, probe, **kwargs):
         """probe(submission, **kwargs), run in a fresh sandboxed process; returns its plain-data value."""
@@ -100,6 +101,14 @@ class Context:
         if outcome.status != "ok":
             raise SubmissionError(outcome.reason)
         return outcome.value
+
+    def once(self, key, compute):
+        """compute(), or what it returned to an earlier test of this grading run under the same `key`: for
+        what a seeded probe answers alike every time, asked by several tests. A compute() that raises is
+        not kept, so the next test asks again."""
+        if key not in self.computed:
+            self.computed[key] = compute()
+        return self.computed[key]
 
     def run_reference(self, probe, **kwargs):
         """

@@ -80,8 +80,9 @@ class Suite:
                                  hidden_env=(HIDDEN_ENV,), preload=self.preload, fork=self.fork)
             cleanup.callback(runner.close)
             cleanup.enter_context(forked_from(runner))
+            computed = {}  # what the tests' ctx.once() computed, for the later tests of this run
             with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                futures = [pool.submit(self.run_one, test, runner, snapshot, work_root) for test in tests]
+                futures = [pool.submit(self.run_one, test, runner, snapshot, work_root, computed) for test in tests]
                 try:
                     results = [future.result() for future in futures]
                 except KeyboardInterrupt:
@@ -91,13 +92,13 @@ class Suite:
                     raise
         return results, time.monotonic() - started
 
-    def run_one(self, test, runner, snapshot, work_root):
+    def run_one(self, test, runner, snapshot, work_root, computed):
         """Run one test under its time limit."""
         started = time.monotonic()
         scratch = tempfile.mkdtemp(prefix=f"{test.test_id}-", dir=work_root)
         os.chmod(scratch, 0o755)
         limit = self.timeout if self.timeout is not None else test.timeout
-        context = Context(test, runner, self.submission_dir, snapshot, self.bundle, scratch, started + limit)
+        context = Context(test, runner, self.submission_dir, snapshot, self.bundle, scratch, started + limit, computed)
         status, message = judge(test, context)
         waited = context.deadline - (started + limit)  # the zygote's start, shared by all tests
         return TestResult(test, status, test.points if status == "pass" else 0.0, message,

@@ -78,12 +78,16 @@ class SpanExample:
 
 
 def span_examples(ctx, block_size):
-    """The submission's seeded span-corruption examples over the grader's corpus, each a corruption of its document."""
-    path, documents = write_span_corpus(ctx.scratch, count=240, seed=SPAN_SEED)
-    data = answered(ctx.run(corruption_examples, corpus_path=path, block_size=block_size, count=SPAN_EXAMPLES,
-                            seed=SPAN_SEED))
-    itos = {int(i): c for i, c in data["itos"]}
-    examples = [SpanExample(raw, itos, documents) for raw in data["examples"]]
+    """The submission's seeded span-corruption examples over the grader's corpus, each a corruption of its
+    document; made once a grading run for the four span tests (the probe is seeded: the same examples)."""
+    def made():
+        path, documents = write_span_corpus(ctx.scratch, count=240, seed=SPAN_SEED)
+        data = answered(ctx.run(corruption_examples, corpus_path=path, block_size=block_size, count=SPAN_EXAMPLES,
+                                seed=SPAN_SEED))
+        itos = {int(i): c for i, c in data["itos"]}
+        return [SpanExample(raw, itos, documents) for raw in data["examples"]]
+
+    examples = ctx.once((corruption_examples.__name__, block_size), made)
     for e in examples:
         check(e.is_corruption(), f"an example is not a span corruption of its own document (prefix MASK suffix "
                                  f"MASK masked_content [MASK] PAD..., where prefix + masked_content + suffix "
