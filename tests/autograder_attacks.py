@@ -13,6 +13,9 @@ from submission_variants import HOSTILE_IMPORTS
 
 
 WITNESS = "wrong finetune epochs"  # a mutant failing 1c-1-basic, so the report shows what the attack printed
+# The time limit of the attacks that never end: room to start the probe and reach the attack, which
+# prints that it got there (their `shown`), before the grader stops it.
+LIMIT = "3"
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,8 @@ ATTACKS = [
         "            pass\n"),
         ("1c-1-basic", "1e-2-basic"), mutant=WITNESS, broken={"1c-1-basic": "max_epochs"},
         forbidden=("EDITED",), shown="EDIT tries"),
-    Attack("fork-bomb", "import os\nwhile True:\n    os.fork()\n",
-           ("1c-1-basic",), broken={"1c-1-basic": ""}, options=("--timeout", "5"), serial=True),
+    Attack("fork-bomb", "import os\nprint('FORKING')\nwhile True:\n    os.fork()\n",
+           ("1c-1-basic",), broken={"1c-1-basic": ""}, options=("--timeout", LIMIT), shown="FORKING", serial=True),
     Attack("memory-bomb", (
         "_hoard = []\n"
         "try:\n"
@@ -163,18 +166,19 @@ ATTACKS = [
         "_chunk = b'y' * (1 << 20)\n"
         "for _ in range(2048):\n"
         "    os.write(1, _chunk)\n"), ("1c-1-basic",)),
-    Attack("sleep", "import time\ntime.sleep(3600)\n",
+    Attack("sleep", "import time\nprint('SLEEPING')\ntime.sleep(3600)\n",
            ("1c-1-basic",), broken={"1c-1-basic": "did not finish within the time limit"},
-           options=("--timeout", "4")),
+           options=("--timeout", LIMIT), shown="SLEEPING"),
     Attack("sigterm", (
         "import os, signal, time\n"
         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "print('IGNORING SIGTERM')\n"
         "os.fork()\n"
         "while True:\n"
         "    time.sleep(0.1)\n"),
         ("1c-1-basic",), broken={"1c-1-basic": "did not finish within the time limit"},
-        options=("--timeout", "4")),
+        options=("--timeout", LIMIT), shown="IGNORING SIGTERM"),
     Attack("monkeypatch", HOSTILE_IMPORTS["monkeypatches unittest and builtins"] + (
         "import numpy\n"
         "numpy.allclose = numpy.array_equal = lambda *a, **k: True\n"
