@@ -48,6 +48,8 @@ def test_the_readme_gives_the_editions_stages_parts_and_thresholds(release):
     assert "| (g) |  | no code here (see the handout) | 1g-0-basic |" in readme  # the written derivation
     assert "`1h-0-hidden` (RoPE pretrained: a RoPE model as the handout states it, and its dev accuracy): at least 22%" \
         in readme and "1g-1-hidden" not in readme and "Perceiver" not in readme
+    assert "- `./run.sh <stage> compile` (the handout's way to ask for `torch.compile`) is\n  accepted and trains eager" \
+        in readme
 
 
 def test_the_bundle_grades_the_editions_tests_and_takes_its_deliverables(release):

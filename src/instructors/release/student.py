@@ -50,6 +50,9 @@ SECOND_MODEL_WORDS = {"perceiver": "a simplified Perceiver-AR",
 ROPE_NOTEBOOK = (" A third, `notebooks/rope.ipynb`, checks numerically what part (g) asks you to\n"
                  "derive: the rotation as a block-diagonal matrix, and why a query's score with a key depends\n"
                  "only on their distance.")
+COMPILE_WORDS = ("\n- `./run.sh <stage> compile` (the handout's way to ask for `torch.compile`) is\n"
+                 "  accepted and trains eager, saying so in one line: on the GPU measured, no\n"
+                 "  compiled way of the pretraining step was faster than eager.")
 SUBMISSION = "submission"
 INSTRUCTORS = "instructors"
 # Files of the shipped packages that the starter leaves out: the perceiver's
@@ -201,7 +204,8 @@ def write_readme(repo_dir, out_dir, thresholds_path=None, edition=SEED_EDITION):
             .replace("{stages}", stage_table(edition)).replace("{gpu}", GPU)
             .replace("{cpu_hours}", f"{CPU_PRETRAINING_MINUTES / 60:.0f}")
             .replace("{second_model}", SECOND_MODEL_WORDS[second_model])
-            .replace("{rope_notebook}", ROPE_NOTEBOOK if second_model == "rope" else ""))
+            .replace("{rope_notebook}", ROPE_NOTEBOOK if second_model == "rope" else "")
+            .replace("{compile}", COMPILE_WORDS if second_model == "rope" else ""))
     with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
         f.write(text)
 
