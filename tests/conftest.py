@@ -104,7 +104,11 @@ SLOW_FILES = (
 
 def pytest_configure(config):
     """In a parallel worker (./run.sh test) torch and the processes it starts compute on one thread:
-    the workers already fill the cores, and threads waiting on each other there only burn them."""
+    the workers already fill the cores, and threads waiting on each other there only burn them. The
+    files are handed to the workers in the order collected (SLOW_FILES first), not re-sorted by
+    pytest-xdist by their number of tests, which started the files of one long test last."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
     if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ["OMP_NUM_THREADS"] = "1"
         torch.set_num_threads(1)
