@@ -1,10 +1,11 @@
 """
-Helpers of the release's tests: the reference solution's sources, python
-and the release command run with src/ on the path (the release also in
-this process, where a test reads only its exit status and message), a
-small generated course's data folder (the `data_dir` fixture), hidden tests
-to hand the release, and a tiny model's parameters stamped as run.py
-stamps them.
+Helpers of the release's tests: the reference solution's sources (as an
+edition's starter has them before its regions are cut), python and the
+release command run with src/ on the path (the release also in this
+process, where a test reads only its exit status and message), a small
+generated course's data folder (the `data_dir` fixture), hidden tests to
+hand the release, and a tiny model's parameters stamped as run.py stamps
+them.
 """
 
 import contextlib
@@ -19,7 +20,8 @@ import torch
 
 from assignment.editions import EDITIONS, SEED_EDITION
 from instructors.release.__main__ import main as release_main
-from instructors.release.edition_blocks import for_edition
+from instructors.release.edition_blocks import for_edition, relabel
+from instructors.release.student import with_initializer
 from runtime.params import stamp
 from submission import GPT, GPTConfig
 
@@ -39,6 +41,14 @@ def seed_sources():
     """solution_sources() as the seed edition has them: the other editions' blocks left out."""
     second_model = EDITIONS[SEED_EDITION].second_model
     return {name: for_edition(text, second_model, name) for name, text in solution_sources().items()}
+
+
+def edition_sources(edition):
+    """solution_sources() as `edition`'s starter has them before its regions are cut: its second model's
+    blocks alone, its part letters, its second model's initializer's signature."""
+    second_model = EDITIONS[edition].second_model
+    return {name: with_initializer(relabel(for_edition(text, second_model, name), edition), edition)
+            for name, text in solution_sources().items()}
 
 
 def run_python(args, cwd=REPO, env=None, timeout=300):
