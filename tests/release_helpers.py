@@ -2,14 +2,15 @@
 Helpers of the release's tests: the reference solution's sources (as an
 edition's starter has them before its regions are cut), python and the
 release command run with src/ on the path (the release also in this
-process, where a test reads only its exit status and message), a small
-generated course's data folder (the `data_dir` fixture), hidden tests to
-hand the release, and a tiny model's parameters stamped as run.py stamps
-them.
+process, where a test reads only its exit status and message), a starter's
+grader.py run to its results, a small generated course's data folder (the
+`data_dir` fixture), hidden tests to hand the release, and a tiny model's
+parameters stamped as run.py stamps them.
 """
 
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -69,6 +70,14 @@ def release_here(out, data, *extra):
     with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
         status = release_main(["--out", str(out), *(["--data", str(data)] if data else []), *extra])
     return status, stderr.getvalue()
+
+
+def grader_results(tree, tmp_path, *args):
+    """Run `python grader.py --json ... args` in `tree`; returns (process, {test id: test entry})."""
+    results = tmp_path / "grader.json"
+    done = run_python(["grader.py", "--json", str(results), *args], cwd=tree, env={"PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr
+    return done, {test["number"]: test for test in json.loads(results.read_text())["tests"]}
 
 
 @pytest.fixture(scope="module")

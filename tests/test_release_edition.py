@@ -8,6 +8,11 @@ released once a module, in-process, on a small generated course:
   name the edition, its README tables the edition's stages, it holds its
   second model's notebook alone; and its bundle's grader lists the
   edition's tests, points and thresholds and takes its deliverables;
+- where editions differ in what the grader runs on code (a Perceiver
+  edition after the seed, the Winter 2025 RoPE starter), the starter with its
+  regions written back earns every basic test of its bundle's grader, and
+  the empty starter scores none, each test naming in one line the function
+  not written and its part in the edition's letters;
 - the README of the current cohort's starter gives its parts, its
   thresholds and what its compile word does.
 """
@@ -20,13 +25,17 @@ from assignment.editions import EDITIONS
 from assignment.facts import deliverables, stages_of
 from instructors.release import checks, regions
 
-from release_helpers import data_dir, edition_sources, release_here, run_python  # noqa: F401
+from release_helpers import data_dir, edition_sources, grader_results, release_here, run_python  # noqa: F401
 
 CURRENT = "spring2026"
+# The editions graded here besides the seed's (tests/test_release_main_end_to_end.py): the Perceiver editions
+# after it share their code tests, and the RoPE editions theirs; Winter 2025's initializer takes an extra argument.
+GRADED = ("fall2024", "winter2025")
 NOT_GRADED_HERE = "rope_written"  # the RoPE editions' written derivation (g), graded by hand
 # The code only the other second model has, by the second model of the starter that never names it.
 OTHER_MODELS_CODE = {"perceiver": ("initialize_rope_model", "precompute_rotary_emb", "apply_rotary_emb", "rope_cache"),
                      "rope": ("initialize_perceiver_model", "DownProjectBlock", "UpProjectBlock")}
+UNWRITTEN = re.compile(r"^fail: part \(([a-z]+(?: and [a-z]+)?)\): ([\w.]+) \S.*: it is not written yet$")
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +114,39 @@ def test_each_editions_bundle_lists_its_tests_points_and_thresholds_and_takes_it
         assert lines[t.id].startswith(f"  {t.id:<12} {t.points:>4g} pts  "), lines[t.id]
         thresholds = ", ".join(f"{key} {value:g}" for key, value in t.thresholds.items())
         assert lines[t.id].endswith(f" ({thresholds})") == bool(thresholds), lines[t.id]
+
+
+# ------------------------------------------------------------ graded editions
+
+def basic_tests(name):
+    """{test id: points} of `name`'s basic tests: what its grader runs on code alone."""
+    return {t.id: t.points for t in EDITIONS[name].tests if t.id.endswith("-basic") and t.judges != NOT_GRADED_HERE}
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_the_starter_with_its_regions_written_back_earns_every_basic_test_of_its_bundle(release, name, tmp_path):
+    """Kills a starter whose code, its regions written back, its own bundle's grader fails (a cut that
+    changed given code, a region's code that no longer does its part), or a bundle grading the other
+    second model's editions."""
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    for file, text in written_back(release(name) / "student", name).items():
+        (submission / file).write_text(text, encoding="utf-8")
+    done, tests = grader_results(release(name) / "autograder" / "starter", tmp_path, "--submission",
+                                 str(submission), "basic")
+    assert {test: entry["score"] for test, entry in tests.items()} == basic_tests(name), done.stdout
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_the_empty_starter_fails_every_basic_test_naming_the_part_in_one_line(release, name, tmp_path):
+    """Kills an empty starter that earns points, a grader that stops before the last test, or a failure
+    that does not name the function not written and its part in the edition's letters."""
+    done, tests = grader_results(release(name) / "autograder" / "starter", tmp_path, "basic")
+    assert {test: entry["max_score"] for test, entry in tests.items()} == basic_tests(name), done.stdout
+    for test, entry in tests.items():
+        said = UNWRITTEN.match(entry["output"].splitlines()[0])
+        assert entry["score"] == 0 and said, (test, entry["output"])
+        assert said.group(1) == EDITIONS[name].parts.get(said.group(2)), (test, said.group(0))
 
 
 # ------------------------------------------------------------ the current cohort

@@ -24,8 +24,9 @@ import pytest
 from instructors.release import checks, regions
 from stages import collect_submission
 
-from release_helpers import (HIDDEN_TESTS, REPO, SOLUTION, data_dir, files_under, release_here, run_python,
-                             run_release, seed_sources, solution_sources, write_hidden_tests, write_params)
+from release_helpers import (HIDDEN_TESTS, REPO, SOLUTION, data_dir, files_under, grader_results, release_here,
+                             run_python, run_release, seed_sources, solution_sources, write_hidden_tests,
+                             write_params)
 
 
 DATA_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv")
@@ -288,14 +289,6 @@ def test_setup_sh_makes_a_venv_and_installs_the_starter_requirements(release, tm
 
 
 # ------------------------------------------------- grading the starter and the solution
-
-def grader_results(tree, tmp_path, *args):
-    """Run `python grader.py --json ... args` in `tree`; returns (process, {test id: test entry})."""
-    results = tmp_path / "grader.json"
-    done = run_python(["grader.py", "--json", str(results), *args], cwd=tree, env={"PYTHONPATH": ""})
-    assert done.returncode == 0, done.stderr
-    return done, {test["number"]: test for test in json.loads(results.read_text())["tests"]}
-
 
 def test_grader_runs_to_the_end_on_the_starter_and_every_basic_test_scores_zero(release, tmp_path):
     done, tests = grader_results(release / "student", tmp_path)
