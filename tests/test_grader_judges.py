@@ -53,6 +53,9 @@ class Judged:
         with torch.random.fork_rng(), random_kept():
             return probe(self.sub, **kwargs)
 
+    def once(self, key, compute):
+        return compute()  # a ctx of one test: nothing computed before it
+
     def run_reference(self, probe, **kwargs):
         return self.reference[probe.__name__](**kwargs)
 
