@@ -257,6 +257,14 @@ def points(package, tests, *options):
     return found, completed.stdout
 
 
+def points_and_outputs(package, tests, folder, *options):
+    """points() with the results written into `folder`; ({test: points earned}, stdout followed by every
+    test's output in results.json)."""
+    found, stdout = points(package, tests, *options, "--json", folder / "results.json")
+    outputs = [test["output"] for test in json.loads((folder / "results.json").read_text())["tests"]]
+    return found, "\n".join([stdout] + outputs)
+
+
 def in_background(request, parameter, job, also=()):
     """
     Start job(case) for every case of `parameter` among the selected tests of

@@ -9,7 +9,6 @@ grader_fixtures), then changed as the case says, graded by grader.py with a
 hidden bundle as the release builds it.
 """
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,8 @@ import pytest
 from grading.handout.predictions import MIN_AGREEMENT
 
 from grader_fixtures import (POINTS, PREDICTION_STEMS, PREDICTION_TESTS, QUESTIONS, ROOT,
-                             copy_reference, hand_in, in_background, labels, make_bundle, points, write_lines)
+                             copy_reference, hand_in, in_background, labels, make_bundle, points_and_outputs,
+                             write_lines)
 from submission_variants import apply_edit
 
 ALLOWED = math.floor((1 - MIN_AGREEMENT) * QUESTIONS["dev"] + 1e-9)  # answers of 60 that may differ
@@ -122,9 +122,8 @@ def regen_runs(request, tmp_path_factory):
         if case.edit:
             apply_edit(case.edit, package)
         bundle, _ = make_bundle(root / "bundle", settings=case.settings, thresholds=case.thresholds)
-        found, stdout = points(package, list(case.expected), "--hidden", bundle, "--json", root / "results.json")
-        outputs = [test["output"] for test in json.loads((root / "results.json").read_text())["tests"]]
-        return found, "\n".join([stdout] + outputs), root
+        found, shown = points_and_outputs(package, list(case.expected), root, "--hidden", bundle)
+        return found, shown, root
 
     return in_background(request, "regen_case", graded_case, also=[HONEST])
 

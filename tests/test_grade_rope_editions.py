@@ -18,7 +18,6 @@ the release builds it): each gets the points a fair instructor gives.
   (every test graded but the span corruption's, which read dataset.py alone).
 """
 
-import json
 from dataclasses import dataclass, field
 
 import pytest
@@ -27,7 +26,7 @@ import torch
 from assignment.editions import EDITIONS
 
 from grader_fixtures import (QUESTIONS, ROPE_STEMS, TINY, copy_reference, hand_in, in_background, make_bundle,
-                             points)
+                             points_and_outputs)
 from submission_variants import apply_edit
 
 NOT_GRADED_HERE = {"rope_written"}  # the written RoPE derivation, graded by hand
@@ -97,10 +96,9 @@ def rope_runs(request, tmp_path_factory):
         hand_in(package, stems=ROPE_STEMS, **case.hand_in)
         bundle, _ = make_bundle(root / "bundle", second_model="rope",
                                 settings={"predictions": "files"} if case.files_mode else None)
-        found, stdout = points(package, list(case.expected), "--edition", case.edition, "--hidden", bundle,
-                               "--json", root / "results.json")
-        outputs = [test["output"] for test in json.loads((root / "results.json").read_text())["tests"]]
-        return found, "\n".join([stdout] + outputs), package
+        found, shown = points_and_outputs(package, list(case.expected), root, "--edition", case.edition,
+                                          "--hidden", bundle)
+        return found, shown, package
 
     return in_background(request, "rope_case", graded_case, also=[REFERENCE_2026])
 
