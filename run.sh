@@ -15,7 +15,6 @@
 #   NPROC=N          run the stage in N processes (torchrun, DistributedDataParallel; one per GPU)
 #   RESUME=1         continue a training stage from its last checkpoint (as the option --resume)
 #   PYTHON           the Python to use (default: python3)
-#   TEST_WORKERS=N   test processes side by side for the instructors' tests (default: the cores plus one)
 # Relative paths are taken from the folder you run this from.
 set -eo pipefail
 
@@ -120,11 +119,17 @@ case "$STAGE" in
         ensure_packages torch numpy tqdm
         "$PYTHON" "$ROOT/grader.py" --labels "$DATA_DIR/birth_dev.tsv" --files "${OUT_DIR:-$ROOT/src/submission}" \
             "${@:-hidden}" ;;
+    plot)
+        [ $# -gt 0 ] || fail "plot needs a run name: ./run.sh plot <run> (runs are the folders of $EXPERIMENTS_DIR)"
+        "$PYTHON" -m stages.plot --experiments_dir "$EXPERIMENTS_DIR" "$@" ;;
+    collect_submission)
+        "$PYTHON" -m stages.collect_submission "$@" ;;
+    # >>> the instructors' stages: a release writes one refusal of them in their place
     demo)
         instructors_stage
         ensure_packages torch numpy tqdm
         "$PYTHON" -m instructors.demo "$@" ;;
-    test)  # --quick: the edit loop's tier, without the tests marked slow
+    test)  # --quick: the edit loop's tier, without the tests marked slow; TEST_WORKERS=N test processes
         instructors_stage
         ensure_packages torch numpy tqdm pytest xdist:pytest-xdist hypothesis nbclient nbformat ipykernel \
             matplotlib yaml:pyyaml
@@ -150,9 +155,6 @@ print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else 
             [[ " $* " == *" --plausible "* ]] || ensure_packages mutmut  # the plausible bugs need no mutmut
         fi
         "$PYTHON" -m instructors.mutate "$@" ;;
-    plot)
-        [ $# -gt 0 ] || fail "plot needs a run name: ./run.sh plot <run> (runs are the folders of $EXPERIMENTS_DIR)"
-        "$PYTHON" -m stages.plot --experiments_dir "$EXPERIMENTS_DIR" "$@" ;;
     release)
         instructors_stage
         ensure_packages torch numpy tqdm
@@ -161,8 +163,7 @@ print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else 
         instructors_stage
         ensure_packages torch numpy tqdm matplotlib yaml:pyyaml
         "$PYTHON" -m instructors.copies "$@" ;;
-    collect_submission)
-        "$PYTHON" -m stages.collect_submission "$@" ;;
+    # <<< the instructors' stages
     "")
         usage >&2
         exit 2 ;;

@@ -9,6 +9,7 @@ thresholds.json on top of grader.py's. No release is run and no check starts a p
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -18,12 +19,13 @@ from pathlib import Path
 import pytest
 
 from assignment.editions import EDITIONS, SEED_EDITION
-from assignment.facts import DATA_FILES, DELIVERABLES, TEST_LABELS
+from assignment.facts import DATA_FILES, DELIVERABLES, OTHER_STAGES, TEST_LABELS
 from grading import registry
 from instructors.release import readme_tables, regions, student
 
 from runtime_helpers import files_under
 
+REPO = Path(__file__).resolve().parents[1]
 SOLUTION = ("class Model:\r\n"
             "    def forward(self, x):\r\n"
             "        ### START_CODE_HERE ###\r\n"
@@ -45,6 +47,8 @@ GRADER = ('from grading import graded\n\n\n'
           'def perceiver(ctx):\n    """perceiver: dev accuracy"""\n')
 SHIPPED = ("src/run.py", "src/assignment/__init__.py", "src/assignment/facts.py", "src/runtime/__init__.py", "src/runtime/decoding/__init__.py",
            "src/runtime/decoding/greedy.py")
+RUN_SH = ("#!/bin/sh\ncase x in\n    help) ;;\n" + student.INSTRUCTORS_BEGIN + "    demo) mutmut ;;\n"
+          + student.INSTRUCTORS_END + "esac\n")
 FACTS = "# the facts\n\nEDITION = None\nSTAGES = ()\n"
 NOT_SHIPPED = ("src/runtime/decoding/perceiver_cache.py", "src/runtime/decoding/notes.md",
                "src/runtime/__pycache__/inputs.cpython-311.pyc", "src/instructors/tool.py",
@@ -64,7 +68,7 @@ def repository(tmp_path):
     for name in ("grader.py", "environment.yml", "requirements.txt", "LICENSE", *student.NOTEBOOKS,
                  *SHIPPED, *NOT_SHIPPED):
         write(repo / name, f"# {name}\n")
-    write(repo / "run.sh", "#!/bin/sh\n").chmod(0o755)
+    write(repo / "run.sh", RUN_SH).chmod(0o755)
     write(repo / "grader.py", GRADER)
     write(repo / "src" / "assignment" / "facts.py", FACTS)
     write(repo / "environment.yml", "# the environment\nchannels: [pytorch]\nname: cs224n-a4 \ndependencies: []\n")
@@ -154,6 +158,7 @@ def test_the_starter_holds_what_students_need_and_nothing_more(repository, data,
                 *(f"data/{name}" for name in DATA_FILES)}
     assert files_under(out) == sorted(expected)
     assert os.stat(out / "run.sh").st_mode & stat.S_IXUSR
+    assert (out / "run.sh").read_text() == student.starter_run_sh(str(repository))
     readme = (out / "README.md").read_text(encoding="utf-8")
     assert "conda activate cs224n-a4" in readme and "{" not in readme and "<stage> compile" not in readme
     listed = [line for line in readme.splitlines() if line[:1].isdigit() and ". src/submission/" in line]
@@ -199,5 +204,30 @@ def test_a_repository_or_data_missing_a_file_is_refused_before_anything_is_writt
                                                                                   missing):
     (repository / missing if not missing.startswith("data/") else data.parent / missing).unlink()
     with pytest.raises(student.ReleaseError, match=rf"{missing.split('/')[-1]} is missing, and the starter needs it"):
+        student.build_student(str(repository), str(data), str(tmp_path / "student"))
+    assert not (tmp_path / "student").exists()
+
+
+def test_the_starters_run_sh_refuses_the_instructors_stages_in_one_branch_and_keeps_the_rest():
+    """Kills a starter's run.sh that keeps the instructors' branches (their mutmut, pytest and tools), that
+    loses a branch of the stages it runs, or whose refusal leaves out an instructors' stage: each of those
+    is a case label of run.sh, the refusal's exactly the instructors' stages of facts.OTHER_STAGES."""
+    starter = student.starter_run_sh(str(REPO))
+    labels = [found.group(1).split(" | ") for found in re.finditer(r"^    ([^ #()\n][^()\n]*)\)", starter, re.M)]
+    instructors = [name for name, (audience, _) in OTHER_STAGES.items() if audience == "instructors"]
+    ours = [name for name, (audience, _) in OTHER_STAGES.items() if audience == "all"]
+    assert instructors in labels
+    assert sorted(name for label in labels if label != instructors for name in label) == sorted(
+        [*ours, "-h", "--help", '""', "*"])
+    assert not re.search(r"instructors\.|mutmut|pytest|>>>|<<<", starter)
+    assert subprocess.run(["bash", "-n"], input=starter, text=True).returncode == 0
+
+
+@pytest.mark.parametrize("cut", ["begin", "end", "both"])
+def test_a_run_sh_without_the_lines_around_the_instructors_stages_is_refused(repository, data, tmp_path, cut):
+    text = RUN_SH.replace(student.INSTRUCTORS_BEGIN, "" if cut != "end" else student.INSTRUCTORS_BEGIN)
+    text = text.replace(student.INSTRUCTORS_END, "" if cut != "begin" else student.INSTRUCTORS_END)
+    write(repository / "run.sh", text)
+    with pytest.raises(student.ReleaseError, match="run.sh does not hold the lines around the instructors'"):
         student.build_student(str(repository), str(data), str(tmp_path / "student"))
     assert not (tmp_path / "student").exists()

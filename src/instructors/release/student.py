@@ -3,6 +3,7 @@ Assemble the starter tree a student receives (OUT/student) from this repository.
 
 What goes in, by the layout of src/ (see each package's docstring):
   - the top-level files students run or install from (TOP_FILES), among them
+    run.sh with one refusal in place of the instructors' stages, and
     grader.py, whose hidden tests are listed but whose data stays in the
     hidden bundle, and the LICENSE the student files point to;
   - every file of src/ but the instructors' package (src/instructors/) and
@@ -26,7 +27,7 @@ import runpy
 import shutil
 
 from assignment.editions import EDITIONS, SEED_EDITION
-from assignment.facts import DATA_FILES, PYTHON_MINIMUM, deliverables
+from assignment.facts import DATA_FILES, OTHER_STAGES, PYTHON_MINIMUM, deliverables
 from grading import registry
 from grading.handout.predictions import needed
 
@@ -37,6 +38,10 @@ from .edition_blocks import for_edition, relabel
 from .readme_tables import part_table, stage_table
 
 TOP_FILES = ("run.sh", "grader.py", "LICENSE")
+# run.sh's branches of the instructors' stages, between these lines: the starter's run.sh has one refusal of
+# them in their place, so that it holds only what the starter runs.
+INSTRUCTORS_BEGIN = "    # >>> the instructors' stages: a release writes one refusal of them in their place\n"
+INSTRUCTORS_END = "    # <<< the instructors' stages\n"
 # What the starter's code and notebooks import beyond the standard library, as requirements.txt names them:
 # the stages and the grader, and matplotlib for ./run.sh plot and the notebooks' figures. The starter's
 # requirements.txt keeps the repository's lines of these; its environment.yml installs that list.
@@ -80,6 +85,19 @@ def copy_file(source, destination):
     """Copy one file with its mode (run.sh stays executable), making folders as needed."""
     os.makedirs(os.path.dirname(destination), exist_ok=True)
     shutil.copy2(source, destination)
+
+
+def starter_run_sh(repo_dir):
+    """The starter's run.sh: the repository's, its instructors' branches made one that refuses them all."""
+    with open(os.path.join(repo_dir, "run.sh"), encoding="utf-8") as f:
+        text = f.read()
+    if text.count(INSTRUCTORS_BEGIN) != 1 or text.count(INSTRUCTORS_END) != 1 \
+            or text.index(INSTRUCTORS_BEGIN) > text.index(INSTRUCTORS_END):
+        raise ReleaseError("run.sh does not hold the lines around the instructors' stages once each, in order")
+    before, rest = text.split(INSTRUCTORS_BEGIN)
+    stages = " | ".join(name for name, (audience, _) in OTHER_STAGES.items() if audience == "instructors")
+    refusal = f"    {stages})  # their tools are the instructors' only\n        instructors_stage ;;\n"
+    return before + refusal + rest.split(INSTRUCTORS_END)[1]
 
 
 def starter_sources(repo_dir):
@@ -218,9 +236,12 @@ def build_student(repo_dir, data_dir, out_dir, thresholds_path=None, edition=SEE
     notebooks = NOTEBOOKS + EDITION_NOTEBOOKS[EDITIONS[edition].second_model]
     require_files(repo_dir, TOP_FILES + notebooks + ("src/run.py", "requirements.txt", "environment.yml"))
     require_files(data_dir, DATA_FILES)
+    run_sh = starter_run_sh(repo_dir)
     os.makedirs(out_dir)
     for path in TOP_FILES + notebooks + tuple(starter_sources(repo_dir)):
         copy_file(os.path.join(repo_dir, path), os.path.join(out_dir, path))
+    with open(os.path.join(out_dir, "run.sh"), "w", encoding="utf-8") as f:
+        f.write(run_sh)
     write_requirements(repo_dir, out_dir)
     set_edition(os.path.join(out_dir, FACTS), edition)
     cut_count = write_cut_submission(os.path.join(repo_dir, "src"), os.path.join(out_dir, "src"), edition)
