@@ -12,7 +12,9 @@ loaded by its path: tests/mutants/written_with_the_tests.py, or the file
 --catalogue names; a path that holds none is one line and exit 1.
 """
 
+import ast
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -173,3 +175,26 @@ def test_the_tree_copy_leaves_outputs_and_caches_out_and_its_tests_run_without_p
     monkeypatch.setenv("PYTHONPATH", str(root / "src"))
     environment = tree_copy.copy_environment()
     assert "PYTHONPATH" not in environment and environment["OMP_NUM_THREADS"] == environment["MKL_NUM_THREADS"] == "1"
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "tests" / "mutants").glob("*.py")), ids=lambda path: path.name)
+def test_each_set_says_who_wrote_it_when_from_what_and_its_first_and_latest_scores(path):
+    """Kills a set of plausible bugs whose docstring miscounts its mutants or modules, leaves out who wrote
+    it (the tests' authors, or a reader of neither tests nor mutants), when (the date its name gives, for a
+    set written apart), from what, or its first or latest score, or gives a score whose share is not its
+    count's, or a latest count that is not the set's own."""
+    said = " ".join(ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))).split())
+    catalogue = mutate.load_catalogue(path)
+    count = sum(len(module.mutants) for module in catalogue.values())
+    assert f"{count} hand-written mutants over {len(catalogue)} modules" in said
+    written = re.search(r"written on (\d{4}-\d\d-\d\d)", said).group(1)
+    assert path.stem == "written_with_the_tests" or path.stem.endswith(written.replace("-", "_"))
+    assert re.search(r"by (the authors of the tests|a reader who had read neither)", said)
+    assert "from the code" in said
+    scores = [re.search(rf"{when} on (\d{{4}}-\d\d-\d\d)[^.]*?(\d+) of (\d+) killed \((\d+)%\)", said)
+              for when in (r"First \w+", "Latest")]
+    assert all(scores) and written <= scores[0].group(1) <= scores[1].group(1)
+    for score in scores:
+        killed, of, share = map(int, score.group(2, 3, 4))
+        assert killed <= of and round(100 * killed / of) == share
+    assert int(scores[1].group(3)) == count

@@ -16,7 +16,7 @@ got their one reader.
 
 First run on 2026-11-27, on the tree of commit 8da9810, which adds the
 set: 30 of 30 killed (100%), in 10.3 minutes on two cores. Latest on
-2026-11-28, on a fresh clone of 37f56b1: 30 of 30 (100%). Run by
+2026-11-28, on a fresh clone of 37f56b1: 30 of 30 killed (100%). Run by
 
     ./run.sh mutate --plausible --catalogue tests/mutants/written_apart_2026_11_27.py
 """
