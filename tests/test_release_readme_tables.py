@@ -5,6 +5,9 @@ reference's package, and its graded stages with what a full run on a GPU
 took and ended with.
 """
 
+import inspect
+import re
+import runpy
 from pathlib import Path
 
 import pytest
@@ -12,9 +15,12 @@ import pytest
 from assignment.editions import EDITIONS
 from assignment.facts import stages_of
 from assignment.measured import GPU, STAGE_FIGURES
+from grading import registry
 from instructors.release import readme_tables
 
 SUBMISSION = Path(__file__).resolve().parents[1] / "src" / "submission"
+GRADER = Path(__file__).resolve().parents[1] / "grader.py"
+PREDICTIONS = re.compile(r'score_predictions\(ctx, "([^"]+)"\)')
 
 
 def rows(table):
@@ -28,8 +34,9 @@ def test_each_part_lists_the_editions_functions_and_the_files_that_define_them(e
     edition, a file named that does not define the part's functions, or a test of another part."""
     listed = {}
     ids = [graded.id for graded in EDITIONS[edition].tests]
-    for part, files, functions, tests in rows(readme_tables.part_table(edition, SUBMISSION, ids)):
-        assert tests == ", ".join(i for i in ids if i[1] == part[1]), part
+    stages = {test_id: f"stage_{number}" if number % 2 else None for number, test_id in enumerate(ids)}
+    for part, files, functions, tests in rows(readme_tables.part_table(edition, SUBMISSION, stages)):
+        assert tests == ", ".join(i + (f" (`{stages[i]}`)" if stages[i] else "") for i in ids if i[1] == part[1]), part
         if functions == "no code here (see the handout)":
             assert files == "" and part not in EDITIONS[edition].parts.values()
             continue
@@ -42,7 +49,31 @@ def test_each_part_lists_the_editions_functions_and_the_files_that_define_them(e
         for letter in letters.split(" and "):
             wanted.setdefault(f"({letter})", []).append(function)
     assert listed == wanted and list(listed) == sorted(listed)
-    assert {i[1] for i in ids} <= {part[1] for part, *_ in rows(readme_tables.part_table(edition, SUBMISSION, ids))}
+    assert {i[1] for i in ids} <= {part[1] for part, *_ in rows(readme_tables.part_table(edition, SUBMISSION, stages))}
+
+
+@pytest.mark.parametrize("edition", ["fall2023", "winter2025", "spring2026"])
+def test_each_test_that_grades_a_stages_file_names_that_stage(registered, edition):
+    """Kills a part table whose tests name no stage, or another stage than the one that writes the file the
+    test grades (as grader.py's own code names it): the predictions tests name their evaluation stage, the
+    tests of code and configurations none."""
+    runpy.run_path(str(GRADER), run_name="readme_tables")
+    with registry.grading(edition):
+        graded = {test.test_id: readme_tables.graded_stage(test.function, edition) for test in registry.select([])}
+        sources = {test.test_id: inspect.getsource(test.function) for test in registry.select([])}
+    by_file = {stage.writes: stage.name for stage in stages_of(edition)}
+    for test in EDITIONS[edition].tests:
+        scored = PREDICTIONS.search(sources.get(test.id, ""))
+        assert graded.get(test.id) == (by_file[scored.group(1)] if scored else None), test.id
+    assert sorted(stage for stage in graded.values() if stage) == sorted(
+        stage.name for stage in stages_of(edition) if stage.function == "evaluate")
+
+
+def test_a_test_that_names_the_files_of_two_stages_is_refused():
+    def both(ctx):
+        return "vanilla.model.params", "vanilla.pretrain.params"
+    with pytest.raises(ValueError, match="both names the files of 2 stages: vanilla_finetune_without_pretrain, "):
+        readme_tables.graded_stage(both, "fall2023")
 
 
 def test_methods_and_functions_are_found_in_their_files():

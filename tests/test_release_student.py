@@ -40,7 +40,7 @@ SOLUTION = ("class Model:\r\n"
             "    ### END_CODE_HERE ###\r\n")
 GRADER = ('from grading import graded\n\n\n'
           '@graded("1f-1-hidden", points=5, visibility="hidden", timeout=300, min_accuracy=0.1, min_correct=3)\n'
-          'def dev(ctx):\n    """vanilla: dev accuracy"""\n\n\n'
+          'def dev(ctx):\n    """vanilla: dev accuracy"""\n    return "vanilla.pretrain.dev.predictions"\n\n\n'
           '@graded("1a-0-basic", points=1, visibility="basic", timeout=60)\n'
           'def basic(ctx):\n    """no thresholds"""\n\n\n'
           '@graded("1g-1-hidden", points=5, visibility="hidden", timeout=300, min_accuracy=0.024)\n'
@@ -165,8 +165,9 @@ def test_the_starter_holds_what_students_need_and_nothing_more(repository, data,
     assert listed == [f"{number}. src/submission/{name}" for number, name in enumerate(DELIVERABLES, start=1)]
     assert "- `1g-1-hidden` (perceiver: dev accuracy): at least 2.4%" in readme
     assert readme_tables.stage_table(SEED_EDITION) in readme
+    graded = dict.fromkeys(test.id for test in EDITIONS[SEED_EDITION].tests)
     assert readme_tables.part_table(SEED_EDITION, out / "src" / "submission",
-                                    [test.id for test in EDITIONS[SEED_EDITION].tests]) in readme
+                                    dict(graded, **{"1f-1-hidden": "vanilla_eval_dev_with_pretrain"})) in readme
     assert (out / "src/assignment/facts.py").read_text() == f"# the facts\n\nEDITION = {SEED_EDITION!r}\nSTAGES = ()\n"
     assert (out / "requirements.txt").read_text() == "torch==2.0.1\nnumpy\ntqdm>=4\nmatplotlib\n"
     environment = (out / "environment.yml").read_text()

@@ -1,12 +1,16 @@
 """
 The tables of the starter's README, made from the facts instead of typed:
 the handout's parts, each with the files and functions students write for
-it (the edition's part letters, assignment/editions.py), and the graded
-stages, each with the file it writes and what a full run of it took and
-ended with on a GPU (assignment/measured.py).
+it (the edition's part letters, assignment/editions.py) and the tests that
+grade it (the grader's registry), each with the stage whose file it grades;
+and the graded stages, each with the file it writes and what a full run of
+it took and ended with on a GPU (assignment/measured.py).
 """
 
+import ast
+import inspect
 import os
+import textwrap
 
 from assignment.editions import EDITIONS
 from assignment.facts import stages_of
@@ -26,25 +30,38 @@ def definitions(submission_dir):
     return where
 
 
-def part_table(edition, submission_dir, test_ids=()):
+def graded_stage(function, edition):
+    """The stage of `edition` whose file a graded test's `function` grades: the one that writes a file its
+    code names ('vanilla.pretrain.dev.predictions'), or None for a test that grades no stage's file."""
+    code = ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(function))))
+    named = {node.value for node in ast.walk(code) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    stages = [stage.name for stage in stages_of(edition) if stage.writes in named]
+    if len(stages) > 1:
+        raise ValueError(f"{function.__name__} names the files of {len(stages)} stages: {', '.join(stages)}")
+    return stages[0] if stages else None
+
+
+def part_table(edition, submission_dir, tests=None):
     """| part | files | functions | tests | of each part letter of `edition`, in the letters' order, with
     the files of the package in `submission_dir` that define them (a function missing there is the
-    release checks' to refuse) and the ids among `test_ids` of the part ('1c-0-hidden' is part c's)."""
+    release checks' to refuse) and the tests of the part among `tests`, {id: the stage whose file it
+    grades, or None} ('1c-0-hidden' is part c's), each with its stage."""
     functions = {}  # letter -> the functions of that part
     for function, letters in EDITIONS[edition].parts.items():
         for letter in letters.split(" and "):
             functions.setdefault(letter, []).append(function)
     where = definitions(submission_dir)
-    tests = {}  # letter -> the ids of its tests
-    for test_id in test_ids:
-        tests.setdefault(test_id.split("-")[0].lstrip("0123456789"), []).append(test_id)
-    rows = ["| part | files | what you write | graded by |", "|---|---|---|---|"]
-    for letter in sorted(set(functions) | set(tests)):
+    graded = {}  # letter -> its tests, each with the stage whose file it grades
+    for test_id, stage in (tests or {}).items():
+        graded.setdefault(test_id.split("-")[0].lstrip("0123456789"), []).append(
+            test_id + (f" (`{stage}`)" if stage else ""))
+    rows = ["| part | files | what you write | graded by (the stage whose file it grades) |", "|---|---|---|---|"]
+    for letter in sorted(set(functions) | set(graded)):
         names = functions.get(letter, [])
         files = sorted({where[name] for name in names if name in where})
         written = ', '.join(f'`{name}`' for name in names) or "no code here (see the handout)"
         rows.append(f"| ({letter}) | {', '.join(f'`{file}`' for file in files)} | {written} | "
-                    f"{', '.join(tests.get(letter, []))} |")
+                    f"{', '.join(graded.get(letter, []))} |")
     return "\n".join(rows)
 
 

@@ -35,7 +35,7 @@ from assignment.measured import CPU_PRETRAINING_MINUTES, GPU
 
 from . import regions
 from .edition_blocks import for_edition, relabel
-from .readme_tables import part_table, stage_table
+from .readme_tables import graded_stage, part_table, stage_table
 
 TOP_FILES = ("run.sh", "grader.py", "LICENSE")
 # run.sh's branches of the instructors' stages, between these lines: the starter's run.sh has one refusal of
@@ -216,7 +216,10 @@ def write_readme(repo_dir, out_dir, thresholds_path=None, edition=SEED_EDITION):
                        for number, name in enumerate(deliverables(edition), start=1))
     thresholds = thresholds_in_words(repo_dir, thresholds_path, edition)
     second_model = EDITIONS[edition].second_model
-    parts = part_table(edition, os.path.join(out_dir, "src", SUBMISSION), [test.id for test in EDITIONS[edition].tests])
+    with registry.grading(edition):  # grader.py's tests, as thresholds_in_words registered them
+        graded = {test.test_id: graded_stage(test.function, edition) for test in registry.select([])}
+    parts = part_table(edition, os.path.join(out_dir, "src", SUBMISSION),
+                       {test.id: graded.get(test.id) for test in EDITIONS[edition].tests})
     text = (template.replace("{environment}", environment_name(repo_dir)).replace("{deliverables}", listed)
             .replace("{thresholds}", thresholds).replace("{parts}", parts)
             .replace("{stages}", stage_table(edition)).replace("{gpu}", GPU)
