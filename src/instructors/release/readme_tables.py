@@ -65,13 +65,16 @@ def part_table(edition, submission_dir, tests=None):
     return "\n".join(rows)
 
 
-def healthy_end(figures):
-    """What a healthy full run of a stage ends with, in words ('' when not measured)."""
-    if figures is None:
+def healthy_end(stage, figures):
+    """What a healthy full run of `stage` ends with, in words: its dev accuracy or last loss as `figures`
+    give them, 'not yet measured' where they do not, and '' for a test stage, which prints no accuracy."""
+    if stage.questions == 'test':
         return ""
-    if figures.dev_accuracy is not None:
+    if figures is not None and figures.dev_accuracy is not None:
         return f"dev accuracy {100 * figures.dev_accuracy:.1f}%"
-    return "" if figures.last_loss is None else f"loss near {figures.last_loss:.2f}"
+    if figures is not None and figures.last_loss is not None:
+        return f"loss near {figures.last_loss:.2f}"
+    return "not yet measured"
 
 
 def stage_table(edition):
@@ -83,5 +86,5 @@ def stage_table(edition):
         took = "not yet measured" if figures is None else f"{figures.seconds} s"
         minutes = cpu_minutes(stage)
         cpu = f"{minutes / 60:.1f} h" if minutes >= 60 else f"{minutes:.0f} min" if minutes >= 1 else "seconds"
-        rows.append(f"| `./run.sh {stage.name}` | `{stage.writes}` | {took} | {cpu} | {healthy_end(figures)} |")
+        rows.append(f"| `./run.sh {stage.name}` | `{stage.writes}` | {took} | {cpu} | {healthy_end(stage, figures)} |")
     return "\n".join(rows)
