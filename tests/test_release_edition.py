@@ -14,10 +14,16 @@ released once a module, in-process, on a small generated course:
   the empty starter scores none, each test naming in one line the function
   not written and its part in the edition's letters;
 - the README of the current cohort's starter gives its parts, its
-  thresholds and what its compile word does.
+  thresholds and what its compile word does;
+- every edition's README names no file the starter lacks but what a stage
+  writes or what it says stays out, and its dataset demo runs from the top
+  of the starter as it says.
 """
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -159,3 +165,42 @@ def test_the_current_readme_gives_its_parts_thresholds_and_compile_word(release)
         in readme and "1g-1-hidden" not in readme and "Perceiver" not in readme
     assert "- `./run.sh <stage> compile` (the handout's way to ask for `torch.compile`) is\n  accepted and trains eager" \
         in readme
+
+
+# ------------------------------------------------------------ the starter's README, read top to bottom
+
+PATH = re.compile(r"`([^`\s]*/[^`\s]*|[^`\s]+\.(?:py|tsv|txt|yml|md|ipynb|sh|zip|params|predictions))`")
+# What the README names that the starter does not hold, and says so: where the course put its environment
+# file, the labelled test questions the staff keep, the smoke tests' folder and the zip collect_submission makes.
+NAMED_ELSEWHERE = {"src/environment.yml", "birth_test.tsv", "smoke/", "submission.zip"}
+
+
+@pytest.mark.parametrize("name", list(EDITIONS))
+def test_every_file_the_readme_names_is_in_the_starter_or_made_by_a_stage(release, name):
+    """Kills a starter README that sends a student to a file the starter lacks (a docs/ page, a notebook
+    of another edition, a file under another name), other than what the stages write and what it says
+    stays out; a bare name is of the folder the README speaks of, src/submission/ or data/."""
+    student = release(name) / "student"
+    made = {stage.writes for stage in stages_of(name)}
+    named = set(PATH.findall((student / "README.md").read_text(encoding="utf-8")))
+    missing = {path for path in named - NAMED_ELSEWHERE if path.removeprefix("src/submission/") not in made
+               and not any((folder / path).exists() for folder in (student, student / "src/submission", student / "data"))}
+    assert missing == set() and {"notebooks/attention.ipynb", "wiki.txt", "helper.py"} <= named
+
+
+@pytest.mark.parametrize("name", [list(EDITIONS)[0], CURRENT])
+def test_the_readmes_dataset_demo_runs_from_the_top_of_the_starter(release, name):
+    """Kills a dataset demo the README gives that fails from the top of the starter (its imports need
+    src/ on the path, or it reads data from another folder), and a second command that does not stop
+    where the README says, at the NotImplementedError of the part not yet written."""
+    student = release(name) / "student"
+    readme = (student / "README.md").read_text(encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    done = {}
+    for kind in ("namedata", "charcorruption"):
+        assert f"    python src/submission/dataset.py {kind}\n" in readme
+        done[kind] = subprocess.run([sys.executable, "src/submission/dataset.py", kind], cwd=student, env=env,
+                                    capture_output=True, text=True, timeout=120)
+    assert done["namedata"].returncode == 0 and "x: Where was" in done["namedata"].stdout
+    assert done["charcorruption"].stderr.splitlines()[-1] == "NotImplementedError"
+    assert "stops at its `NotImplementedError`" in readme
