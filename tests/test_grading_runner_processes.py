@@ -339,6 +339,27 @@ def test_end_waits_a_moment_for_the_probe_to_leave_on_its_own(tmp_path):
         p.stdout.close()
 
 
+def test_end_waits_for_a_supervisor_until_the_kernel_has_emptied_its_namespace(tmp_path, monkeypatch):
+    """A supervisor leaves only when its namespace is empty, which takes seconds for a fork bomb on a loaded
+    machine: a runner of probes in namespaces waits for it past the grace of a probe run in place."""
+    monkeypatch.setattr(runner.sandbox, "namespaces_work", lambda: True)
+    user = types.SimpleNamespace(pw_uid=4242, pw_gid=4242)
+    probes = ProbeRunner(str(tmp_path), "t", user=user)
+    process = subprocess.Popen([sys.executable, "-c", "import signal, sys, time; "
+                                f"signal.signal(signal.SIGTERM, lambda *_: (time.sleep({runner.TERM_GRACE_SECONDS} + 1), "
+                                "sys.exit(7))); print(flush=True); time.sleep(60)"],
+                               start_new_session=True, stdout=subprocess.PIPE)
+    process.stdout.readline()
+    probes.end(runner.SpawnedProbe(process))
+    assert process.wait() == 7
+    process.stdout.close()
+    assert probes.term_grace == runner.TEARDOWN_SECONDS > runner.TERM_GRACE_SECONDS + 1
+    assert ProbeRunner(str(tmp_path), "t").term_grace == runner.TERM_GRACE_SECONDS  # no user: no namespaces
+    monkeypatch.setattr(runner.sandbox, "namespaces_work", lambda: False)
+    assert ProbeRunner(str(tmp_path), "t", user=user).term_grace == runner.TERM_GRACE_SECONDS
+    assert ProbeRunner(str(tmp_path), "t").term_grace == runner.TERM_GRACE_SECONDS
+
+
 def test_a_probe_never_imports_from_the_graders_working_folder(spawning, tmp_path, monkeypatch):
     write(tmp_path / "decoy" / "grading" / "__init__.py", "raise SystemExit(9)\n")
     monkeypatch.chdir(tmp_path / "decoy")
