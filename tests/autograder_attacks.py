@@ -16,9 +16,6 @@ WITNESS = "wrong finetune epochs"  # a mutant failing 1c-1-basic, so the report 
 # The time limit of the attacks that never end: room to start the probe and reach the attack, which
 # prints that it got there (their `shown`), before the grader stops it.
 LIMIT = "3"
-# The fork bomb's: stopped at 3 s on a loaded machine, one of its processes was still alive a second after
-# the run (gone soon after); at 5 s, as it was before, no run of the suite has shown one.
-FORK_BOMB_LIMIT = "5"
 
 
 @dataclass(frozen=True)
@@ -133,7 +130,7 @@ ATTACKS = [
         ("1c-1-basic", "1e-2-basic"), mutant=WITNESS, broken={"1c-1-basic": "max_epochs"},
         forbidden=("EDITED",), shown="EDIT tries"),
     Attack("fork-bomb", "import os\nprint('FORKING')\nwhile True:\n    os.fork()\n",
-           ("1c-1-basic",), broken={"1c-1-basic": ""}, options=("--timeout", FORK_BOMB_LIMIT), shown="FORKING",
+           ("1c-1-basic",), broken={"1c-1-basic": ""}, options=("--timeout", LIMIT), shown="FORKING",
            serial=True),
     Attack("memory-bomb", (
         "_hoard = []\n"
