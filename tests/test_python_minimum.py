@@ -189,6 +189,13 @@ def test_every_statement_of_a_minimum_is_the_constant():
     assert [path for path in STATING if not stated[path]] == []
 
 
+def test_the_packaging_metadata_requires_the_minimum():
+    """Kills a pyproject.toml whose requires-python is another Python than facts.py's, or that has none."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # read without tomllib, which 3.10 lacks
+    project = text.split("[project]\n", 1)[1].split("\n[", 1)[0]
+    assert re.findall(r'^requires-python = "(.*)"$', project, re.M) == [">=" + MINIMUM]
+
+
 def run_sh(tmp_path, version, *args):
     """run.sh with `args` and a PYTHON that is `version` (major, minor) to its checks: (exit status, stdout,
     stderr, whether a stage's command ran)."""
