@@ -79,7 +79,8 @@ def healthy_end(stage, figures):
 
 def stage_table(edition):
     """| command | writes | time on the GPU | on a CPU | healthy end | of each graded stage of `edition`."""
-    rows = [f"| stage | writes (in `src/submission/`) | on {GPU} | on {CPU}, estimated | a healthy run ends with |",
+    rows = [f"| stage | writes (in `src/submission/`) | on {GPU} | on {CPU}, estimated from the vanilla model's steps "
+            "| a healthy run ends with |",
             "|---|---|---|---|---|"]
     for stage in stages_of(edition):
         figures = STAGE_FIGURES.get(stage.name)
