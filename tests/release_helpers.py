@@ -1,8 +1,8 @@
 """
 Helpers of the release's tests: the reference solution's sources (as an
-edition's starter has them before its regions are cut), python and the
-release command run with src/ on the path (the release also in this
-process, where a test reads only its exit status and message), a starter's
+edition's starter has them before its regions are cut), python run with
+src/ on the path, the release command run in this process
+(tests/test_release_main_inputs.py starts it as a command), a starter's
 grader.py run to its results, a small generated course's data folder (the
 `data_dir` fixture), hidden tests to hand the release, and a tiny model's
 parameters stamped as run.py stamps them.
@@ -59,13 +59,9 @@ def run_python(args, cwd=REPO, env=None, timeout=300):
                           timeout=timeout)
 
 
-def run_release(out, data, *extra):
-    """`python3 -m instructors.release --out OUT [--data DATA] extra...`; data None means the default, the repository's data/."""
-    return run_python(["-m", "instructors.release", "--out", str(out), *(["--data", str(data)] if data else []), *extra])
-
-
 def release_here(out, data, *extra):
-    """run_release's arguments, the release run in this process; returns (exit status, its stderr)."""
+    """`python3 -m instructors.release --out OUT [--data DATA] extra...` run in this process (data None: the
+    default, the repository's data/); returns (exit status, its stderr)."""
     stderr = io.StringIO()
     with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
         status = release_main(["--out", str(out), *(["--data", str(data)] if data else []), *extra])

@@ -1,12 +1,12 @@
 """
 The release end to end: one release of a small generated data set, with
 thresholds that the test submission's predictions meet exactly, is built
-per module run (the `release` fixture) and inspected: the starter tree (its
-regions cut, its signatures and docstrings kept, what students need and
-nothing they must not see), the autograder bundle and its setup, the grader
-and run_autograder on the starter and on the solution, and failed releases
-(on copies of it, run in this process), which say why in one line and leave
-OUT as it was.
+per module run, in this process (the `release` fixture), and inspected:
+the starter tree (its regions cut, its signatures and docstrings kept, what
+students need and nothing they must not see), the autograder bundle and its
+setup, the grader and run_autograder on the starter and on the solution,
+and failed releases (on copies of it, run in this process), which say why
+in one line and leave OUT as it was.
 """
 
 import ast
@@ -25,7 +25,7 @@ from instructors.release import checks, regions
 from stages import collect_submission
 
 from release_helpers import (HIDDEN_TESTS, REPO, SOLUTION, data_dir, files_under, grader_results, release_here,
-                             run_python, run_release, seed_sources, solution_sources, write_hidden_tests,
+                             run_python, seed_sources, solution_sources, write_hidden_tests,
                              write_params)
 
 
@@ -78,8 +78,8 @@ def release(tmp_path_factory, data_dir, thresholds, grading):
     """OUT of one successful release of data_dir, with thresholds that fraction_right() predictions
     meet, grading the prediction files as they are."""
     out = tmp_path_factory.mktemp("release") / "out"
-    done = run_release(out, data_dir, "--thresholds", str(thresholds), "--grading", str(grading))
-    assert done.returncode == 0, done.stderr
+    status, stderr = release_here(out, data_dir, "--thresholds", str(thresholds), "--grading", str(grading))
+    assert status == 0, stderr
     return out
 
 
