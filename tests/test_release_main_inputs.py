@@ -1,10 +1,11 @@
 """
 What the release command (python3 -m instructors.release) is given, each
-case a real release of its own (its main() run in this process, but for
-the copy of the repository): an OUT that is not empty, refused in one line
-unless --force; hidden tests from --tests, which go into the bundle and
-nowhere in the starter; and a copy of this repository whose student files
-lost a part's label, refused naming each flaw, with nothing written.
+case a real release (its main() run in this process, but for the copy of
+the repository): an OUT that is not empty, refused in one line unless
+--force, and then, forced, a release with hidden tests from --tests, which
+go into the bundle and nowhere in the starter (the two tests read that one
+release); and a copy of this repository whose student files lost a part's
+label, refused naming each flaw, with nothing written.
 """
 
 import os
@@ -12,31 +13,39 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from release_helpers import HIDDEN_TESTS, REPO, data_dir, files_under, release_here, write_hidden_tests
 
 
-def test_release_refuses_a_non_empty_out_unless_forced(tmp_path, data_dir):
-    out = tmp_path / "out"
+@pytest.fixture(scope="module")
+def forced(tmp_path_factory, data_dir):
+    """OUT holding notes.txt: (the release's refusal there, as (status, stderr, OUT's files after)), then
+    OUT after a forced release of the repository's data/ with HIDDEN_TESTS."""
+    root = tmp_path_factory.mktemp("inputs")
+    out = root / "out"
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
-    status, stderr = release_here(out, data_dir)
+    refused = (*release_here(out, data_dir), files_under(out))
+    status, stderr = release_here(out, None, "--force", "--tests", str(write_hidden_tests(root / "term_tests")))
+    assert status == 0, stderr
+    return refused, out
+
+
+def test_release_refuses_a_non_empty_out_unless_forced(forced):
+    (status, stderr, files), out = forced
     assert status != 0
     assert stderr.strip().count("\n") == 0 and "--force" in stderr
-    assert files_under(out) == ["notes.txt"]
+    assert files == ["notes.txt"]
 
-    status, stderr = release_here(out, None, "--force")
-    assert status == 0, stderr
     assert (out / "notes.txt").read_text() == "keep me"
     assert (out / "student" / "grader.py").is_file() and (out / "autograder.zip").is_file()
     assert (out / "student" / "data" / "wiki.txt").read_bytes() == (REPO / "data" / "wiki.txt").read_bytes()
     assert not (out / "student" / "data" / "birth_test.tsv").exists()
 
 
-def test_hidden_tests_go_into_the_bundle_and_nowhere_in_the_starter(tmp_path, data_dir):
-    tests = write_hidden_tests(tmp_path / "term_tests")
-    out = tmp_path / "out"
-    status, stderr = release_here(out, data_dir, "--tests", str(tests))
-    assert status == 0, stderr
+def test_hidden_tests_go_into_the_bundle_and_nowhere_in_the_starter(forced):
+    _, out = forced
     hidden = out / "autograder" / "hidden"
     assert sorted(p.name for p in (hidden / "tests").iterdir()) == ["extra.py", "stricter.py"]
     assert all((hidden / "tests" / name).read_text(encoding="utf-8") == text for name, text in HIDDEN_TESTS.items())
