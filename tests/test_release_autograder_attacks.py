@@ -23,7 +23,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -35,6 +34,7 @@ import pytest
 import torch
 
 import privileged
+import run
 from grader_fixtures import PREDICTION_TESTS
 from submission_variants import MUTANTS, apply
 from assignment.facts import DELIVERABLES
@@ -116,19 +116,18 @@ def random_params(path, variant, vocabulary, seed):
     torch.save(model.state_dict(), path)
 
 
-def predict(folder, data, stages):
-    """Run run.py's evaluation `stages` (at once) on the params in `folder` and the questions in `data`,
-    writing their predictions there."""
-    # One thread each, as the grader's probes decode: two stages side by side, each with a thread per
-    # core, burn CPU time in threads that busy-wait for each other.
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OMP_NUM_THREADS="1")
-    started = [subprocess.Popen([sys.executable, "src/run.py", "--stage", stage, "--out_dir", str(folder),
-                                 "--data_dir", str(data), "--device", "cpu"], cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-               for stage in stages]
-    for process in started:
-        _, errors = process.communicate(timeout=300)
-        assert process.returncode == 0, errors
+def predict(folder, data, stages, records):
+    """Run run.py's evaluation `stages` (in this process: run.py's own entry point is tested elsewhere) on the
+    params in `folder` and the questions in `data`, writing their predictions there; on one thread, as the
+    grader's probes decode."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for stage in stages:
+            assert run.main(["--stage", stage, "--out_dir", str(folder), "--data_dir", str(data),
+                             "--experiments_dir", str(records), "--device", "cpu"]) == 0, stage
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")
@@ -145,7 +144,8 @@ def honest(tmp_path_factory, course_data):
     vocabulary = vocabulary_string(CharCorruptionDataset((course_data / "wiki.txt").read_text(), 128))
     for seed, (name, variant) in enumerate(PARAMS.items()):
         random_params(folder / name, variant, vocabulary, seed)
-    predict(folder, course_data, ("vanilla_eval_dev_without_pretrain", "vanilla_eval_test_without_pretrain"))
+    predict(folder, course_data, ("vanilla_eval_dev_without_pretrain", "vanilla_eval_test_without_pretrain"),
+            tmp_path_factory.mktemp("experiments"))
     for name in DELIVERABLES:
         split = "birth_dev.tsv" if ".dev." in name else "birth_test_inputs.tsv"
         if name.endswith(".predictions") and not (folder / name).exists():
