@@ -39,9 +39,9 @@ ATTACKS = [
         "        open(_p, 'w').write({forged!r})\n"
         "        print('FORGED', _p)\n"
         "    except OSError as _e:\n"
-        "        print('DENIED', _p, _e.strerror)\n"),
+        "        print('RESULTS DENIED', _p, _e.strerror)\n"),
         ("1c-1-basic", "1e-2-basic"), mutant=WITNESS, broken={"1c-1-basic": "max_epochs"},
-        forbidden=("FORGED",), shown="DENIED"),
+        forbidden=("FORGED",), shown="RESULTS DENIED"),
     Attack("daemon", (
         "import os, time\n"
         "if os.fork() == 0:\n"
@@ -65,7 +65,7 @@ ATTACKS = [
         "    try:\n"
         "        text = open(path, errors='replace').read()\n"
         "    except OSError as e:\n"
-        "        return 'DENIED ' + path + ' ' + e.strerror\n"
+        "        return 'HIDDEN DENIED ' + path + ' ' + e.strerror\n"
         "    _secret = {secret_head!r} + {secret_tail!r}\n"
         "    return 'LEAK ' + path + ' ' + text[:300] if _secret in text or path.endswith('birth_test.tsv') else ''\n"
         "_seen = set()\n"
@@ -82,7 +82,7 @@ ATTACKS = [
         "            print(_r)\n"
         "    time.sleep(0.2)\n"),
         ("1c-0-hidden", "1c-1-basic"), mutant=WITNESS, broken={"1c-1-basic": "max_epochs"},
-        forbidden=("LEAK",), shown="DENIED"),
+        forbidden=("LEAK",), shown="HIDDEN DENIED"),
     Attack("proc", (
         "import os\n"
         "_pids = [int(p) for p in os.listdir('/proc') if p.isdigit()]\n"
@@ -214,3 +214,25 @@ OTHER_MODEL = Attack("other-models-predictions", "", ("1d-0-hidden", "1d-1-hidde
                      broken={"1d-0-hidden": "answers differ", "1d-1-hidden": "answers differ"})
 HAND_IN_ATTACKS = {a.name: a for a in (LINKS, LABELS, OTHER_MODEL)}
 EVERY_ATTACK = {a.name: a for a in ATTACKS + list(HAND_IN_ATTACKS.values())}
+
+# The attacks that end on their own, touch nothing another of them uses, and print both that they ran to
+# their end (`shown`, each its own text) and whether they got through (`forbidden`): graded in one run, one
+# after the other in its hand-in, where each is judged on what it printed as in a run of its own.
+TOGETHER = ("results-import", "read-hidden", "proc", "edit-grader", "network", "disk-fill")
+
+
+def together(name, attacks):
+    """One attack doing each of `attacks` in turn, graded on all their tests; they must share their mutant,
+    options and environment, and agree on what each broken test says."""
+    assert len({(a.mutant, a.options, a.env, a.serial) for a in attacks}) == 1, name
+    assert len({a.shown for a in attacks}) == len(attacks) and all(a.shown for a in attacks), name
+    broken = {}
+    for attack in attacks:
+        assert all(broken.setdefault(test, why) == why for test, why in attack.broken.items()), name
+    tests = tuple(sorted({test for attack in attacks for test in attack.tests}))
+    first = attacks[0]
+    return Attack(name, "".join(a.code for a in attacks), tests, broken, first.mutant, first.options,
+                  tuple(text for a in attacks for text in a.forbidden), None, first.serial, first.env)
+
+
+TOGETHER_RUN = together("together", [EVERY_ATTACK[name] for name in TOGETHER])

@@ -12,9 +12,11 @@ test questions cut to the first QUESTIONS: the grader regenerates
 predictions from graded-size parameters, at a cost that grows with them.
 
 The grader runs only the tests an attack concerns (run_autograder passes its
-arguments to grader.py); the cases run two at a time, except the fork bomb
-(the user's process limit is shared) and the case without namespaces (whose
-clean-up kills every process of the user), which run alone afterwards.
+arguments to grader.py); the attacks that end on their own and print what
+they tried (autograder_attacks.TOGETHER) share one hand-in and one run, each
+judged on its own report there. The runs go two at a time, except the fork
+bomb (the user's process limit is shared) and the case without namespaces
+(whose clean-up kills every process of the user), which run alone afterwards.
 """
 
 import json
@@ -40,7 +42,7 @@ from submission_variants import MUTANTS, apply
 from assignment.facts import DELIVERABLES
 from runtime.params import stamp, vocabulary_string
 
-from autograder_attacks import ATTACKS, EVERY_ATTACK, HAND_IN_ATTACKS
+from autograder_attacks import ATTACKS, EVERY_ATTACK, HAND_IN_ATTACKS, TOGETHER, TOGETHER_RUN
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -315,7 +317,8 @@ def runs(request, tmp_path_factory, student, release, honest, shared_root, reada
     for name in ("links", "disk-fill"):
         selected |= {name} if any(name.replace("-", "_") in item.name for item in request.session.items) else set()
     hand_ins = tmp_path_factory.mktemp("hand-ins")
-    attacks = [EVERY_ATTACK[name] for name in EVERY_ATTACK if name in selected]
+    attacks = [EVERY_ATTACK[name] for name in EVERY_ATTACK if name in selected and name not in TOGETHER]
+    attacks += [TOGETHER_RUN] if selected & set(TOGETHER) else []
     pool, alone = ThreadPoolExecutor(max_workers=2), ThreadPoolExecutor(max_workers=1)
 
     def honest_run():
@@ -339,7 +342,7 @@ def runs(request, tmp_path_factory, student, release, honest, shared_root, reada
             futures[attack.name] = alone.submit(after_the_others, attack)
     pool.shutdown(wait=False)
     alone.shutdown(wait=False)
-    return futures
+    return {**futures, **{name: futures[TOGETHER_RUN.name] for name in TOGETHER if TOGETHER_RUN.name in futures}}
 
 
 # ---------------------------------------------------------------- the tests
@@ -349,11 +352,17 @@ def scores(run):
     return {t["number"]: t["score"] for t in run.results["tests"]}
 
 
+def graded(attack):
+    """The attack whose hand-in was graded for `attack`: it, or the attacks together that it is one of."""
+    return TOGETHER_RUN if attack.name in TOGETHER else attack
+
+
 def check_attack(attack, run, honest_run, release):
     """What every attack must come to: honest scores, reasons, the same results.json, no leak, nothing left."""
     report = f"{attack.name}:\n{run.completed.stdout[-3000:]}\n{run.completed.stderr[-2000:]}"
     honest_scores = scores(honest_run)
-    expected = {t: 0.0 if t in attack.broken else honest_scores[t] for t in attack.tests}
+    hand_in = graded(attack)
+    expected = {t: 0.0 if t in hand_in.broken else honest_scores[t] for t in hand_in.tests}
     assert scores(run) == expected, report
     assert run.results["score"] == sum(expected.values()), report
     for test in run.results["tests"]:
