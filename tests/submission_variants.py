@@ -76,7 +76,7 @@ HOSTILE_IMPORTS = {
 
 # Hostile edits at the start of every student region of a file.
 HANG_IN_GETITEM = Mutant("infinite loop in __getitem__", "dataset.py", r"\A\n([ \t]*)",
-                         "\n\\1while True:\n\\1    pass\n\\1", ("1e-0-basic", "1c-1-basic"), ("1e-0-basic",))
+                         "\n\\1while True:\n\\1    pass\n\\1", ("1e-0-basic", "1f-0-basic"), ("1e-0-basic",))
 SYSTEM_EXIT_IN_HELPERS = Mutant("SystemExit inside the helpers", "helper.py", r"\A\n([ \t]*)",
                                 "\n\\1raise SystemExit(0)\n\\1", ("1c-1-basic", "1f-0-basic"),
                                 ("1c-1-basic", "1f-0-basic"))

@@ -156,16 +156,17 @@ def test_non_causal_mask_fails_even_without_a_reference(tmp_path):
 
 
 HOSTILE_CASES = {
-    # name: (mutant applied too, tests run, expected statuses, text the report must show)
-    "sys.exit(0) at import": (None, ["1c-1-basic", "1e-2-basic"], "error", "SystemExit"),
-    "os._exit(0) at import": (None, ["1c-1-basic", "1e-2-basic"], "error", "ended without answering (exit code 0)"),
-    "writes forged answers to every descriptor": (None, ["1c-1-basic", "1e-2-basic"], "error",
+    # name: (mutant applied too, tests run, expected statuses, text the report must show); where any test
+    # would do, 1f-0-basic: the cheapest probe that imports the package (1c-1-basic's trains a model)
+    "sys.exit(0) at import": (None, ["1f-0-basic", "1e-2-basic"], "error", "SystemExit"),
+    "os._exit(0) at import": (None, ["1f-0-basic", "1e-2-basic"], "error", "ended without answering (exit code 0)"),
+    "writes forged answers to every descriptor": (None, ["1f-0-basic", "1e-2-basic"], "error",
                                                   "the result channel was tampered with"),
     "prints fake pass lines and results.json": ("mask fraction 1/2", ["1e-3-basic", "1e-2-basic"],
                                                 {"1e-3-basic": "fail", "1e-2-basic": "pass"}, "basic: 5/10 points"),
     "monkeypatches unittest and builtins": ("no truncation", ["1e-0-basic", "1e-3-basic"],
                                             {"1e-0-basic": "fail", "1e-3-basic": "pass"}, "basic: 5/10 points"),
-    "floods its output": (None, ["1c-1-basic"], "pass", "basic: 2/2 points"),
+    "floods its output": (None, ["1f-0-basic"], "pass", "basic: 7/7 points"),
 }
 
 
@@ -202,10 +203,10 @@ def test_hostile_submission_earns_nothing_it_did_not_do(name, hostile_runs):
 def test_infinite_loop_times_out_and_the_run_goes_on(tmp_path):
     package = copy_reference(tmp_path / "submission")
     apply(HANG_IN_GETITEM, package)
-    found, stdout = grade(package, HANG_IN_GETITEM.run, "--timeout", 15)  # room for 1c on a loaded machine
-    assert found == {"1e-0-basic": "timeout", "1c-1-basic": "pass"}
+    found, stdout = grade(package, HANG_IN_GETITEM.run, "--timeout", 10)  # room for 1f-0 on a loaded machine
+    assert found == {"1e-0-basic": "timeout", "1f-0-basic": "pass"}
     stopped = re.search(r"did not finish within the time limit \(stopped after (\d+) s\)", stdout)
-    assert stopped and 15 <= int(stopped.group(1)) < 60  # --timeout 15, not the test's own 60 s
+    assert stopped and 10 <= int(stopped.group(1)) < 60  # --timeout 10, not the test's own 60 s
 
 
 def test_system_exit_inside_the_helpers_is_an_error_not_a_pass(tmp_path):
@@ -248,8 +249,8 @@ def test_user_option_keeps_submission_code_out_of_the_graders_files(user, tmp_pa
     escaped = tmp_path / "escaped"
     with open(package / "__init__.py", "a", encoding="utf-8") as f:
         f.write(f"\ntry:\n    open({str(escaped)!r}, 'w').write('x')\nexcept OSError:\n    pass\n")
-    found, _ = grade(package, ["1c-1-basic"], *(["--user", user] if user else []))
-    assert found == {"1c-1-basic": "pass"}
+    found, _ = grade(package, ["1f-0-basic"], *(["--user", user] if user else []))
+    assert found == {"1f-0-basic": "pass"}
     assert escaped.exists() == (user is None)
 
 
