@@ -125,18 +125,22 @@ def test_unknown_test_id_lists_the_known_ids_and_exits_nonzero():
     assert all(test in completed.stderr for test in ALL_TESTS)
 
 
+NON_CAUSAL = next(m for m in MUTANTS if m.name == "non-causal attention mask")
+
+
 @pytest.fixture(scope="module")
 def mutant_runs(request, tmp_path_factory):
-    """Each mutant graded on its tests with a full bundle: {mutant: future of (statuses, stdout)}."""
+    """Each mutant graded on its tests with a full bundle, but the non-causal mask with one without reference/
+    (its model test must fail on causality alone): {mutant: future of (statuses, stdout)}."""
     def graded_mutant(mutant):
         root = tmp_path_factory.mktemp("mutant")
         package = copy_reference(root / "submission")
-        bundle, answers = make_bundle(root / "bundle")
+        bundle, answers = make_bundle(root / "bundle", reference=mutant != NON_CAUSAL)
         write_predictions(package, answers)
         apply(mutant, package)
         return grade(package, mutant.run, "--hidden", bundle)
 
-    return in_background(request, "mutant", graded_mutant)
+    return in_background(request, "mutant", graded_mutant, also=[NON_CAUSAL])
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
@@ -146,12 +150,9 @@ def test_mutant_fails_its_own_tests_and_only_those(mutant, mutant_runs):
     assert all(found[test] == "fail" for test in mutant.failing), stdout
 
 
-def test_non_causal_mask_fails_even_without_a_reference(tmp_path):
-    package = copy_reference(tmp_path / "submission")
-    bundle, _ = make_bundle(tmp_path / "bundle", reference=False)
-    apply(next(m for m in MUTANTS if m.name == "non-causal attention mask"), package)
-    found, stdout = grade(package, ["1c-0-hidden"], "--hidden", bundle)
-    assert found == {"1c-0-hidden": "fail"}
+def test_non_causal_mask_fails_even_without_a_reference(mutant_runs):
+    found, stdout = mutant_runs[NON_CAUSAL].result()
+    assert found["1c-0-hidden"] == "fail"
     assert "attention sees the future" in stdout
 
 
