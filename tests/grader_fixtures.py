@@ -273,16 +273,18 @@ def points_and_outputs(package, tests, folder, *options):
     return found, "\n".join([stdout] + outputs)
 
 
-def in_background(request, parameter, job, also=()):
+def in_background(request, parameter, job, also=(), hand_in=lambda case: case):
     """
-    Start job(case) for every case of `parameter` among the selected tests of
-    the requesting module (and the cases `also`, which other tests read), two
-    grader runs at a time, so that they overlap; returns {case: future}.
+    Start job(hand_in(case)) once for every hand-in of the cases of
+    `parameter` among the selected tests of the requesting module (and the
+    cases `also`, which other tests read), two grader runs at a time, so that
+    they overlap; returns {case: future}: cases of one hand-in share its run.
     """
     cases = [item.callspec.params[parameter] for item in request.session.items
              if item.module is request.module
              and parameter in getattr(getattr(item, "callspec", None), "params", {})]
+    cases = list(dict.fromkeys(cases + list(also)))
     pool = ThreadPoolExecutor(max_workers=2)
-    futures = {case: pool.submit(job, case) for case in dict.fromkeys(cases + list(also))}
+    runs = {key: pool.submit(job, key) for key in dict.fromkeys(map(hand_in, cases))}
     pool.shutdown(wait=False)
-    return futures
+    return {case: runs[hand_in(case)] for case in cases}

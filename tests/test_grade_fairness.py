@@ -6,7 +6,10 @@ Every case is a submission built from the reference with the release's
 region tools (parts left unwritten as the starter has them) plus small
 edits, handed in with the tiny models' files, graded by grader.py with a
 hidden bundle as the release builds it; the points each test must give are
-written in the case.
+written in the case. Cases of full points whose edits change different files
+and whose tests differ are handed in together (TOGETHER), one grading run for
+them all: an edit that one of its tests wrongly penalised would fail that test
+there too.
 """
 
 import json
@@ -106,6 +109,12 @@ CASES = {
     "all-zero span examples": Case(dict.fromkeys(SPAN_TESTS, 0), edits=("all-zero span examples",),
                                    shown=("an example is not a span corruption of its own document",)),
 }
+# Cases of full points, their edits in different files, their tests different: one hand-in a group. Four cases
+# judge 1g-0-basic, so they are in four hand-ins (two of them alone).
+TOGETHER = (("x and y of block_size ids", "layer norm on the input instead of C",
+             "train() saves through the trainer's ckpt_path"),
+            ("truncation to 3/4 of the block (the 2024 starters)", "no residual on C"))
+HAND_IN = {name: group for group in TOGETHER for name in group}
 # train() still `pass` and initialize_vanilla_model returning None: one region each left unwritten.
 REGION_CASES = {
     "train() still pass": (5, Case({"1c-1-basic": 0, "1f-0-basic": 7},
@@ -116,38 +125,53 @@ REGION_CASES = {
 }
 
 
-def build(root, name):
-    """The case's submission and bundle under `root`; returns (package, bundle, case)."""
-    region, case = REGION_CASES.get(name, (None, CASES.get(name)))
+def case_of(name):
+    """(the region of helper.py it leaves unwritten or None, the Case) of the case `name`."""
+    return REGION_CASES.get(name, (None, CASES.get(name)))
+
+
+def build(root, names):
+    """The submission of the cases `names` (one, or a group of TOGETHER) and its bundle under `root`; returns
+    (package, bundle, the tests of their tables)."""
     package = copy_reference(root / "submission")
-    leave_unwritten(package, *case.unwritten)
-    if region is not None:
-        cut_regions(package, "helper.py", lambda i: i != region)
-    for edit in case.edits:
-        apply_edit(edit, package)
-    hand_in(package, stems=case.stems, variants=case.variants)
-    bundle, _ = make_bundle(root / "bundle", settings={"predictions": "files"} if case.files_mode else None)
-    return package, bundle, case
+    cases = []
+    for region, case in map(case_of, names):
+        leave_unwritten(package, *case.unwritten)
+        if region is not None:
+            cut_regions(package, "helper.py", lambda i, region=region: i != region)
+        for edit in case.edits:
+            apply_edit(edit, package)
+        cases.append(case)
+    first, tests = cases[0], [test for case in cases for test in case.expected]
+    assert len(cases) == 1 or len(set(tests)) == len(tests) and all(case.expected == full(*case.expected)
+                                                                    for case in cases), names
+    assert all((c.stems, c.variants, c.files_mode) == (first.stems, first.variants, first.files_mode) for c in cases)
+    hand_in(package, stems=first.stems, variants=first.variants)
+    bundle, _ = make_bundle(root / "bundle", settings={"predictions": "files"} if first.files_mode else None)
+    return package, bundle, tests
 
 
 @pytest.fixture(scope="module")
 def fair_runs(request, tmp_path_factory):
-    """Each case graded on the tests of its table: {name: future of (points, the report and every test's output)}."""
-    def graded_case(name):
+    """Each hand-in graded on the tests of its cases' tables: {case name: future of (points, the report and every
+    test's output)}."""
+    def graded_hand_in(names):
         root = tmp_path_factory.mktemp("case")
-        package, bundle, case = build(root, name)
-        found, stdout = points(package, list(case.expected), "--hidden", bundle, "--json", root / "results.json")
+        package, bundle, tests = build(root, names)
+        found, stdout = points(package, tests, "--hidden", bundle, "--json", root / "results.json")
         outputs = [test["output"] for test in json.loads((root / "results.json").read_text())["tests"]]
         return found, "\n".join([stdout] + outputs)
 
-    return in_background(request, "fair_case", graded_case, also=["(e) only"])
+    return in_background(request, "fair_case", graded_hand_in, also=["(e) only"],
+                         hand_in=lambda name: HAND_IN.get(name, (name,)))
 
 
 @pytest.mark.parametrize("fair_case", list(CASES) + list(REGION_CASES))
 def test_each_part_is_graded_on_its_own_work(fair_case, fair_runs):
     found, stdout = fair_runs[fair_case].result()
-    _, case = REGION_CASES.get(fair_case, (None, CASES.get(fair_case)))
-    assert found == {test: float(p) for test, p in case.expected.items()}, stdout
+    _, case = case_of(fair_case)
+    assert {test: found[test] for test in case.expected} == {test: float(p) for test, p in case.expected.items()}, \
+        stdout
     for text in case.shown:
         assert text in stdout, stdout
 
