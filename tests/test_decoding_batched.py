@@ -6,6 +6,7 @@ plain loop's answers wherever the cache cannot be trusted (a perceiver unlike
 the cache, a model that is not causal).
 """
 
+import contextlib
 import copy
 import itertools
 import sys
@@ -37,6 +38,17 @@ def names(corpus):
 SHORT_QUESTIONS = ["Where was Ada born?", "Who?", "Where was Lior Szabo born?"]  # prompts below 12 latents too
 
 
+@contextlib.contextmanager
+def one_thread():
+    """torch on one thread inside, for the module fixtures (made before the single_thread fixture runs)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def trained(request, names, tiny_config):
     """A tiny model of each variant trained for a few seconds on the 200 questions (block 64, so
@@ -46,26 +58,41 @@ def trained(request, names, tiny_config):
     torch.manual_seed(0)
     model = GPT(tiny_config(len(names.stoi), 64, n_layer=4, **extra))
     config = TrainerConfig(max_epochs=6, batch_size=32, learning_rate=1e-2)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    Trainer(model, names, None, config).train()
-    torch.set_num_threads(threads)
+    with one_thread():
+        Trainer(model, names, None, config).train()
     return model.eval()
 
 
 @pytest.fixture(scope="module")
 def questions(corpus):
+    """The short questions and every sixth of the 200: 37 questions, five of them too long to decode uncropped."""
     lines = corpus.questions.splitlines()
-    return SHORT_QUESTIONS + [line.split("\t")[0] for line in lines[::4]]
+    return SHORT_QUESTIONS + [line.split("\t")[0] for line in lines[::6]]
 
 
-def test_batched_cached_predictions_equal_the_one_at_a_time_loop(trained, questions, names, capsys):
+@pytest.fixture(scope="module")
+def plain(trained, questions, names):
+    """predict_places_plain's predictions of each model for the questions, made once: each question is
+    answered alone, so those of the first N questions are its predictions for questions[:N]."""
+    with one_thread():
+        return predict_places_plain(trained, questions, names, "cpu")
+
+
+@pytest.fixture(scope="module")
+def sampled(trained, questions, names):
+    """The first 24 prompts that decode uncropped, and what utils.sample writes greedily for each of them
+    (all 32 steps), made once a model."""
+    prompts = prompts_of(questions, names, 64)[:24]
+    with one_thread():
+        return prompts, [sample(trained, torch.tensor([p]), ANSWER_STEPS)[0].tolist() for p in prompts]
+
+
+def test_batched_cached_predictions_equal_the_one_at_a_time_loop(trained, questions, names, plain, capsys):
     """predict_places gives predict_places_plain's predictions, character for character, in
     batches of 7 (rows stop and are dropped at different steps), all in one batch, and all in
     one batch running all 32 steps. The
     predictions are not trivial: several distinct ones, most closed by a MASK; and both the
     cached path (no notice of falling back) and the cropping fallback are used."""
-    plain = predict_places_plain(trained, questions, names, "cpu")
     assert len(set(plain)) >= 5
     assert sum(len(p) < ANSWER_STEPS for p in plain) >= 0.9 * len(plain)
     lengths = [len(q) + 1 + ANSWER_STEPS - 1 for q in questions]
@@ -93,26 +120,24 @@ def test_a_perceiver_unlike_the_cache_is_answered_by_the_plain_loop(trained, que
     prompts = prompts_of(questions, names, 64)[:8]
     with pytest.raises(CacheUnusable):
         greedy_decode(other, prompts, ANSWER_STEPS)
-    some = questions[:12]
+    some = questions[:6]  # the short questions and three more: each answered alone, whatever their number
     capsys.readouterr()
     assert predict_places(other, some, names, "cpu") == predict_places_plain(other, some, names, "cpu")
     assert ("predict_places: batched logits differ from the model's forward on one prompt; answering one "
             "question at a time" in capsys.readouterr().err)
 
 
-def test_a_perceiver_without_its_cache_module_is_answered_in_batches(trained, questions, names, monkeypatch,
-                                                                     capsys):
+def test_a_perceiver_without_its_cache_module_is_answered_in_batches(trained, questions, names, plain, sampled,
+                                                                     monkeypatch, capsys):
     """The student starter has no perceiver_cache.py: a perceiver is decoded in batches without a
     cache (Recompute), with the ids sample writes and the plain loop's predictions; a vanilla
     model keeps its cache."""
     monkeypatch.setitem(sys.modules, "runtime.decoding.perceiver_cache", None)  # importing it now fails
     assert cache_class(trained) is (Recompute if trained.perceiver else VanillaCache)
-    prompts = prompts_of(questions, names, 64)[:8]
-    assert greedy_decode(trained, prompts, ANSWER_STEPS) == [
-        sample(trained, torch.tensor([p]), ANSWER_STEPS)[0].tolist() for p in prompts]
-    some = questions[:12]
+    prompts, expected = sampled
+    assert greedy_decode(trained, prompts[:8], ANSWER_STEPS) == expected[:8]
     capsys.readouterr()
-    assert predict_places(trained, some, names, "cpu") == predict_places_plain(trained, some, names, "cpu")
+    assert predict_places(trained, questions[:12], names, "cpu") == plain[:12]
     assert "one question at a time" not in capsys.readouterr().err
 
 
@@ -137,18 +162,17 @@ def prompts_of(questions, dataset, block_size):
     return [p for p in prompts if len(p) + ANSWER_STEPS - 1 <= block_size]
 
 
-def test_greedy_decode_writes_what_sample_writes(trained, questions, names):
+def test_greedy_decode_writes_what_sample_writes(trained, sampled):
     """Without a stop token every row runs all 32 steps: the same ids as utils.sample, greedy."""
-    prompts = prompts_of(questions, names, 64)[:24]
-    expected = [sample(trained, torch.tensor([p]), ANSWER_STEPS)[0].tolist() for p in prompts]
+    prompts, expected = sampled
     assert greedy_decode(trained, prompts, ANSWER_STEPS) == expected
 
 
-def test_cached_logits_equal_the_full_forward_at_every_position(trained, questions, names):
+def test_cached_logits_equal_the_full_forward_at_every_position(trained, sampled):
     """Prefill then one token at a time: at each row's every position, the cache's logits are
     the model's full-sequence logits within 1e-5."""
-    prompts = prompts_of(questions, names, 64)[:12]
-    completions = [sample(trained, torch.tensor([p]), ANSWER_STEPS)[0] for p in prompts]
+    prompts, completions = (part[:12] for part in sampled)
+    completions = [torch.tensor(c) for c in completions]
     lengths = torch.tensor([len(p) for p in prompts])
     idx = torch.zeros(len(prompts), int(lengths.max()), dtype=torch.long)
     for row, p in enumerate(prompts):
