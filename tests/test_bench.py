@@ -1,9 +1,13 @@
 """
-The benchmark end to end on a small generated data set: its table reports
-equal losses and equal predictions for the plain and fast paths, and a bad
-data folder or parameters file stops it with one line (in-process).
+The benchmark on a small generated data set: its table reports equal losses
+and equal predictions for the plain and fast paths (in-process, on a small
+model: the two paths agree whatever the model's size), the data rows of one
+run of the command itself, and a bad data folder or parameters file stops it
+with one line (in-process).
 """
 
+import contextlib
+import io
 import os
 import re
 import subprocess
@@ -11,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from instructors import bench
 
@@ -36,14 +41,36 @@ def data_dir(tmp_path_factory, make_corpus):
     return folder
 
 
+def table_of(output):
+    """{measure: (plain, fast, ratio, check)} of the bench's printed table."""
+    rows = [line.split(" | ") for line in output.splitlines() if line.startswith("| ") and "---" not in line]
+    return {cells[0][2:]: cells[1:] for cells in rows[1:]}
+
+
+SMALL_MODEL = dict(n_layer=2, n_head=2, n_embd=32)  # in place of the graded 4 layers, 8 heads, 256 dims
+
+
 @pytest.fixture(scope="module")
 def table(data_dir):
-    """{measure: (plain, fast, ratio, check)} of a short run of every part but the grader's."""
-    done = run_bench("--data_dir", str(data_dir), "--parts", "train", "eval", "data", "--steps", "1",
-                     "--questions", "12", "--threads", "1", "--perceiver")
+    """The table of bench.main() run in-process on a small model, training and evaluation parts (both
+    variants), one timed step, 12 questions."""
+    threads = torch.get_num_threads()
+    output = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(output):
+        patch.setattr(bench, "GRADED_MODEL", SMALL_MODEL)
+        patch.setattr(sys, "argv", ["bench.py", "--data_dir", str(data_dir), "--parts", "train", "eval",
+                                    "--steps", "1", "--questions", "12", "--threads", "1", "--perceiver"])
+        bench.main()
+    torch.set_num_threads(threads)
+    return table_of(output.getvalue())
+
+
+@pytest.fixture(scope="module")
+def command_table(data_dir):
+    """The table of the command `python -m instructors.bench` itself, its data part."""
+    done = run_bench("--data_dir", str(data_dir), "--parts", "data", "--threads", "1")
     assert done.returncode == 0, done.stderr[-2000:]
-    rows = [line.split(" | ") for line in done.stdout.splitlines() if line.startswith("| ") and "---" not in line]
-    return {cells[0][2:]: cells[1:] for cells in rows[1:]}
+    return table_of(done.stdout)
 
 
 def test_training_steps_compute_the_same_loss_on_both_paths(table):
@@ -65,13 +92,13 @@ def test_evaluations_give_the_plain_loops_predictions_for_both_variants(table):
         assert check.startswith("predictions equal"), (measure, check)
 
 
-def test_span_corruption_rate_is_reported(table):
-    rates = [cells for measure, cells in table.items() if measure.startswith("span-corruption items/s")]
+def test_span_corruption_rate_is_reported(command_table):
+    rates = [cells for measure, cells in command_table.items() if measure.startswith("span-corruption items/s")]
     assert len(rates) == 1 and float(rates[0][1]) > 0
 
 
-def test_loader_rows_time_both_loaders_and_find_the_seeded_batches_the_same(table):
-    loaders = {measure: cells for measure, cells in table.items() if measure.startswith("loader ms a batch")}
+def test_loader_rows_time_both_loaders_and_find_the_seeded_batches_the_same(command_table):
+    loaders = {measure: cells for measure, cells in command_table.items() if measure.startswith("loader ms a batch")}
     assert [measure.split(", ")[-1] for measure in loaders] == ["0 workers", "4 workers"]
     for plain, seeded, ratio, check in loaders.values():
         assert float(plain) > 0 and float(seeded) > 0 and float(ratio.rstrip("x")) > 0
