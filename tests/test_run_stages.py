@@ -1,7 +1,7 @@
 """
 run.sh and src/run.py end to end: every stage in the small configuration
 on a corpus written here in the course's formats (tests/test_full_run.py runs
-a chain of stages on data/), the predictions against the
+a chain of stages through full_run on one), the predictions against the
 one-question-at-a-time loop, the run records and plots, the baselines, and
 run.sh's own help and errors.
 
