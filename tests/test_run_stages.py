@@ -3,14 +3,20 @@ run.sh and src/run.py end to end: every stage in the small configuration
 on a corpus written here in the course's formats (tests/test_full_run.py runs
 a chain of stages through full_run on one), the predictions against the
 one-question-at-a-time loop, the run records and plots, the baselines, and
-run.sh's own help and errors.
+run.sh's own help and errors. One graded stage, the baseline and an error
+go through run.sh; the other stages call run.py's main in this process with
+the options run.sh gives it (tests/test_run_sh.py checks those options), which
+spares an interpreter and torch's import a stage.
 
 Outputs go to temporary folders (OUT_DIR, EXPERIMENTS_DIR), never to
 src/submission/.
 """
 
 import collections
+import contextlib
+import io
 import re
+import subprocess
 import sys
 
 import pytest
@@ -63,15 +69,36 @@ class Pipeline:
         self.data, self.out, self.experiments, self.results = data, out, experiments, results
 
 
+THROUGH_RUN_SH = "vanilla_finetune_without_pretrain"  # the graded stage that runs as the user runs it
+
+
+def stage_in_process(stage, data, out, experiments, *extra, small=True):
+    """run.py's main on run.sh's options for `stage` (SMALL=1 unless not `small`), on one thread as
+    stage_env gives run.sh: its exit status and what it printed, as a CompletedProcess."""
+    argv = ["--stage", stage, "--data_dir", str(data), "--test_file", str(data / "birth_test_inputs.tsv"),
+            "--experiments_dir", str(experiments), "--device", "cpu", "--out_dir", str(out),
+            *(["--small"] if small else []), *extra]
+    stdout, stderr, threads = io.StringIO(), io.StringIO(), torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = run.main(argv)
+    finally:
+        torch.set_num_threads(threads)
+    return subprocess.CompletedProcess(argv, status, stdout.getvalue(), stderr.getvalue())
+
+
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
-    """Every graded stage and the baseline, in order, through run.sh with SMALL=1, on a written corpus."""
+    """Every graded stage and the baseline, in order, with SMALL=1, on a written corpus: THROUGH_RUN_SH
+    and the baseline through run.sh, the others in-process."""
     tmp = tmp_path_factory.mktemp("pipeline")
     data = write_corpus(tmp / "data")
     out = tmp / "out"
     out.mkdir()
     env = stage_env(data, out, tmp / "experiments")
-    results = {stage: run_sh(stage, "--seed", "0", env=env) for stage in STAGES}
+    results = {stage: run_sh(stage, "--seed", "0", env=env) if stage == THROUGH_RUN_SH else
+               stage_in_process(stage, data, out, tmp / "experiments", "--seed", "0") for stage in STAGES}
     results["london_baseline"] = run_sh("london_baseline", env=env)
     return Pipeline(data, out, tmp / "experiments", results)
 
@@ -248,13 +275,14 @@ def test_missing_data_folder_says_to_set_data_dir(tmp_path):
 
 
 def test_graded_stages_use_the_graded_model_unless_small(pipeline, tmp_path):
-    """Without SMALL=1 the stage builds the 4-layer, 256-wide model, which small parameters do not fit."""
+    """Without SMALL=1 (run.sh then gives no --small, as test_run_sh.py shows) the stage builds the
+    4-layer, 256-wide model, which small parameters do not fit."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "vanilla.model.params").write_bytes((pipeline.out / "vanilla.model.params").read_bytes())
     (out / "vanilla.nopretrain.dev.predictions").write_text("kept\n")
     before = folder_state(out)
-    result = run_sh("vanilla_eval_dev_without_pretrain",
-                    env=stage_env(pipeline.data, out, tmp_path / "experiments", small=False))
+    result = stage_in_process("vanilla_eval_dev_without_pretrain", pipeline.data, out, tmp_path / "experiments",
+                              small=False)
     assert result.returncode == 1 and "another size" in result.stderr
     assert folder_state(out) == before
