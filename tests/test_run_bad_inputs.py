@@ -2,8 +2,13 @@
 Bad inputs to src/run.py and run.sh: one clear error line on stderr, exit 1
 and untouched outputs for every missing or malformed corpus, parameters
 file or output folder, for a run that diverges, for bad training data and a
-missing test file through run.sh, and for a missing data folder; the
-baseline's too. --small is never the default.
+missing test file or data folder of a stage; the baseline's too. --small is
+never the default.
+
+run.py's main runs in this process, a stage's with the options run.sh gives
+it (tests/test_run_sh.py checks them); tests/test_run_stages.py runs run.sh
+on a missing DATA_DIR, which shows that run.sh passes on run.py's one line
+and exit status.
 
 Outputs go to temporary folders, never to src/submission/.
 """
@@ -14,8 +19,7 @@ import run
 from runtime import command_line
 from stages import london_baseline
 
-from run_helpers import (DATA_FILES, REPO, evaluate_args, finetune_args, folder_state, inputs, run_argv, run_sh,
-                         stage_env)
+from run_helpers import DATA_FILES, REPO, evaluate_args, finetune_args, folder_state, inputs, run_argv
 
 
 BAD_INPUTS = {
@@ -57,14 +61,21 @@ BAD_INPUTS = {
 }
 
 
+def stage_argv(stage, data, out, tmp_path, test_file=None):
+    """The options run.sh gives run.py for `stage` with SMALL=1 and these folders."""
+    return ["--stage", stage, "--data_dir", str(data), "--test_file", str(test_file or data / "birth_test_inputs.tsv"),
+            "--experiments_dir", str(tmp_path / "experiments"), "--device", "cpu", "--out_dir", str(out), "--small"]
+
+
 def test_a_diverged_run_gives_one_line_and_keeps_the_earlier_parameters(inputs, tmp_path, capsys):
     """Kills NaN parameters saved over good ones (their predictions are all PAD, and decoding falls
-    back to the slow loop): a learning rate of 1e30 makes the weights overflow within the epoch."""
+    back to the slow loop): a learning rate of 1e30 makes the weights overflow within the epoch.
+    --small for its loader without worker processes, which would only cost their start."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "kept.params").write_bytes(b"earlier parameters")
     before = folder_state(out)
-    assert run.main(run_argv(finetune_args(inputs, out, finetune_lr=1e30, batch_size=8))) == 1
+    assert run.main(run_argv(finetune_args(inputs, out, finetune_lr=1e30, batch_size=8)) + ["--small"]) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("run.py: error")]
     assert len(errors) == 1 and errors[0].startswith("run.py: error: training diverged: the parameters hold NaN")
     assert folder_state(out) == before
@@ -86,7 +97,7 @@ def test_bad_input_gives_one_line_and_touches_nothing(case, inputs, tmp_path, ca
     assert not (tmp_path / "experiments").exists()
 
 
-def test_bad_input_through_run_sh_leaves_the_submission_files(inputs, tmp_path):
+def test_bad_input_of_a_stage_leaves_the_submission_files(inputs, tmp_path, capsys):
     """The same checks hold for a whole stage: bad training data, the earlier params stay."""
     data = tmp_path / "data"
     data.mkdir()
@@ -96,9 +107,8 @@ def test_bad_input_through_run_sh_leaves_the_submission_files(inputs, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "vanilla.model.params").write_bytes(b"earlier parameters")
-    result = run_sh("vanilla_finetune_without_pretrain", env=stage_env(data, out, tmp_path / "experiments"))
-    assert result.returncode == 1
-    assert [line for line in result.stderr.split("\n") if line.strip() and "SMALL=1" not in line] == \
+    assert run.main(stage_argv("vanilla_finetune_without_pretrain", data, out, tmp_path)) == 1
+    assert [line for line in capsys.readouterr().err.split("\n") if line.strip() and "SMALL=1" not in line] == \
         [f"run.py: error: {data}/birth_places_train.tsv line 2: expected 'question<TAB>place', "
          f"found no tab: {(inputs / 'no_tab.tsv').read_text().split(chr(10))[1][:70]!r}"]
     assert (out / "vanilla.model.params").read_bytes() == b"earlier parameters"
@@ -106,22 +116,16 @@ def test_bad_input_through_run_sh_leaves_the_submission_files(inputs, tmp_path):
 
 @pytest.mark.parametrize("missing", ["data folder", "test file"])
 def test_a_missing_data_file_names_the_setting_to_fix(tmp_path, missing, capsys):
-    """The missing test file through run.sh (its TEST_FILE); the missing data folder in-process, with the
-    options run.sh gives (test_run_stages.py runs run.sh on a missing DATA_DIR)."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "vanilla.finetune.params").write_bytes(b"earlier parameters")
-    env = stage_env(tmp_path / "no_data", out, tmp_path / "experiments")
     if missing == "data folder":
-        status = run.main(["--stage", "vanilla_pretrain", "--data_dir", env["DATA_DIR"], "--out_dir", str(out),
-                           "--experiments_dir", env["EXPERIMENTS_DIR"], "--device", "cpu", "--small"])
-        stderr = capsys.readouterr().err
+        argv = stage_argv("vanilla_pretrain", tmp_path / "no_data", out, tmp_path)
         expected = f"set DATA_DIR to the folder holding the data files (now {tmp_path / 'no_data'})"
     else:
-        env.update(DATA_DIR=str(REPO / "data"), TEST_FILE=str(tmp_path / "none.tsv"))
-        result = run_sh("vanilla_eval_test_with_pretrain", env=env)
-        status, stderr = result.returncode, result.stderr
+        argv = stage_argv("vanilla_eval_test_with_pretrain", REPO / "data", out, tmp_path, tmp_path / "none.tsv")
         expected = f"needs {tmp_path / 'none.tsv'}, which is not there; set TEST_FILE to the test questions"
+    status, stderr = run.main(argv), capsys.readouterr().err
     lines = [line for line in stderr.split("\n") if line.strip() and "SMALL=1" not in line]
     assert status != 0 and len(lines) == 1 and lines[0].endswith(expected), stderr
     assert (out / "vanilla.finetune.params").read_bytes() == b"earlier parameters"
