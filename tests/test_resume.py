@@ -218,24 +218,22 @@ def assert_records_continue(experiments, reference):
     assert set(epoch_ends.values()) <= set(rows)
 
 
-def test_a_run_killed_twice_in_one_epoch_resumes_to_the_uninterrupted_run(questions, tmp_path, uninterrupted):
-    """The second kill comes after a resume in the same epoch, so the last resume starts at the
-    position the resumed pass recorded: counted from where it resumed, not from 0."""
+def test_a_run_killed_twice_in_one_epoch_then_between_epochs_resumes_to_the_uninterrupted_run(questions, tmp_path,
+                                                                                              uninterrupted):
+    """The second kill comes after a resume in the same epoch, so the resume after it starts at the
+    position the resumed pass recorded: counted from where it resumed, not from 0. That resume, with
+    checkpoints only at the ends of epochs, is killed at the one after the second epoch, and the last
+    resume starts the third epoch from it. One run for the three kills: each resume meets the run as
+    an uninterrupted one would have left it."""
     experiments, params = tmp_path / "experiments", tmp_path / "resumed.params"
     first = killed_where(questions, experiments, params, lambda s: 0 < s["position"] < 7)
     second = killed_where(questions, experiments, params,
                           lambda s: s["epoch"] == first["epoch"] and s["step"] > first["step"], "--resume")
     assert second["position"] - first["position"] == second["step"] - first["step"] > 0
-    run_to_end(questions, experiments, params, "--resume")
-    reference, records = uninterrupted["one process"]
-    assert max_difference(params, reference) <= 1e-6
-    assert_records_continue(experiments, records)
-
-
-def test_a_run_killed_between_epochs_resumes_to_the_uninterrupted_run(questions, tmp_path, uninterrupted):
-    params, experiments, state = killed_and_resumed(questions, tmp_path, lambda s: s["position"] == 0 and s["epoch"] >= 2,
-                                                    every=1000)
-    assert state["position"] == 0
+    between = killed_where(questions, experiments, params, lambda s: s["position"] == 0 and s["epoch"] >= 2,
+                           "--resume", every=1000)
+    assert between["step"] > second["step"] and not params.exists()
+    run_to_end(questions, experiments, params, "--resume", every=1000)
     reference, records = uninterrupted["one process"]
     assert max_difference(params, reference) <= 1e-6
     assert_records_continue(experiments, records)
