@@ -19,7 +19,6 @@ import torch
 
 import run
 from processes import process_tree, running, signal_tree
-from run_helpers import write_corpus
 from runtime.training.checkpoint import CHECKPOINT_NAME, save_atomically
 from runtime.training.records import read_metrics
 
@@ -35,19 +34,24 @@ def questions(tmp_path_factory):
     return path
 
 
-def command(questions, experiments, params, *extra, processes=1, epochs=4, every=3, dropout=0, device="cpu",
-            torchrun=None):
-    """run.py finetuning a small model (no loader workers) on 200 questions; under torchrun when
-    `torchrun`, which defaults to processes > 1. Four epochs of 13 steps are the fewest with a kill
-    between epochs (after the second) and more than 10 rows of records (3 an epoch) to compare."""
+def training_options(epochs=4, every=3, dropout=0, device="cpu"):
+    """A small model (no loader workers) finetuned on 200 questions: four epochs of 13 steps are the
+    fewest with a kill between epochs (after the second) and more than 10 rows of records (3 an epoch)
+    to compare."""
+    return ["--tb_expt_name", RUN, "--small", "--max_epochs", str(epochs), "--batch_size", "16", "--dropout",
+            str(dropout), "--device", device, "--checkpoint_every", str(every), "--seed", "0"]
+
+
+def command(questions, experiments, params, *extra, processes=1, torchrun=None, **options):
+    """run.py finetuning with training_options(**options); under torchrun when `torchrun`, which
+    defaults to processes > 1."""
     torchrun = processes > 1 if torchrun is None else torchrun
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 f"--nproc_per_node={processes}"] if torchrun else [sys.executable]
     return [*launcher, str(REPO / "src" / "run.py"), "--function", "finetune", "--variant", "vanilla",
             "--pretrain_corpus_path", str(DATA / "wiki.txt"), "--finetune_corpus_path", str(questions),
-            "--writing_params_path", str(params), "--experiments_dir", str(experiments), "--tb_expt_name", RUN,
-            "--small", "--max_epochs", str(epochs), "--batch_size", "16", "--dropout", str(dropout), "--device", device,
-            "--checkpoint_every", str(every), "--seed", "0", *extra]
+            "--writing_params_path", str(params), "--experiments_dir", str(experiments),
+            *training_options(**options), *extra]
 
 
 def env():
@@ -137,14 +141,30 @@ def killed_and_resumed(questions, tmp_path, wanted, **settings):
     return params, experiments, state
 
 
-REFERENCE_RUNS = {"one process": dict(processes=1), "two processes": dict(processes=2),
-                  "two processes with dropout": dict(processes=2, dropout=0.1)}
+REFERENCE_RUNS = {"one process": dict(processes=1), "two processes with dropout": dict(processes=2, dropout=0.1)}
+STAGE = "vanilla_finetune_without_pretrain"  # command()'s run, as a stage of run.sh
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(questions, tmp_path_factory):
-    """The reference runs: REFERENCE_RUNS' names -> (params, experiments)."""
-    runs = {}
+def through_run_sh(questions, tmp_path_factory):
+    """command()'s run in two processes as run.sh runs a stage with NPROC=2, on a data folder of its
+    corpus and questions: (the finished process, its params, its experiments folder)."""
+    folder = tmp_path_factory.mktemp("run_sh")
+    (folder / "data").mkdir()
+    (folder / "data" / "wiki.txt").write_bytes((DATA / "wiki.txt").read_bytes())
+    (folder / "data" / "birth_places_train.tsv").write_bytes(questions.read_bytes())
+    settings = dict(DATA_DIR=str(folder / "data"), OUT_DIR=str(folder), EXPERIMENTS_DIR=str(folder / "experiments"),
+                    DEVICE="cpu", SMALL="1", NPROC="2")
+    done = subprocess.run(["bash", str(REPO / "run.sh"), STAGE, *training_options()], env=dict(env(), **settings),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done, folder / "vanilla.model.params", folder / "experiments"
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(questions, tmp_path_factory, through_run_sh):
+    """The reference runs: REFERENCE_RUNS' names and "two processes" (run.sh's run) -> (params, experiments)."""
+    runs = {"two processes": through_run_sh[1:]}
     for name, settings in REFERENCE_RUNS.items():
         folder = tmp_path_factory.mktemp("uninterrupted")
         run_to_end(questions, folder / "experiments", folder / "final.params", **settings)
@@ -320,21 +340,19 @@ def test_a_kill_during_a_save_leaves_the_previous_checkpoint(tmp_path):
     assert state["step"] == 7 and torch.equal(state["weights"], torch.arange(10))
 
 
-def test_run_sh_runs_a_stage_in_nproc_processes_and_resumes_it(tmp_path):
-    """NPROC=2 runs the stage under torchrun (its run records say x 2); RESUME=1 continues it. On a small
-    corpus: one step of 64 questions, 32 a process."""
-    env_vars = dict(env(), DATA_DIR=str(write_corpus(tmp_path / "data")), OUT_DIR=str(tmp_path), EXPERIMENTS_DIR=str(tmp_path / "experiments"),
-                    DEVICE="cpu", SMALL="1", NPROC="2")
-    done = subprocess.run(["bash", str(REPO / "run.sh"), "vanilla_finetune_without_pretrain", "--batch_size", "64"],
-                          env=env_vars, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "on cpu x 2" in done.stdout and (tmp_path / "vanilla.model.params").is_file()
-    first = (tmp_path / "vanilla.model.params").read_bytes()
-    done = subprocess.run(["bash", str(REPO / "run.sh"), "vanilla_finetune_without_pretrain", "--batch_size", "64"],
-                          env=dict(env_vars, RESUME="1"), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    (tmp_path / "first.params").write_bytes(first)
-    assert max_difference(tmp_path / "vanilla.model.params", tmp_path / "first.params") == 0  # resumed at its end
-    bad = subprocess.run(["bash", str(REPO / "run.sh"), "vanilla_pretrain"], env=dict(env_vars, NPROC="two"),
-                         capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 1 and bad.stderr == "run.sh: NPROC=two: give the number of processes, e.g. NPROC=2\n"
+def test_run_sh_runs_a_stage_in_nproc_processes(through_run_sh):
+    """NPROC=2 runs the stage under torchrun (its run records say x 2): the two-process reference is
+    run.sh's run (test_run_sh.py checks NPROC's and RESUME's options with a stand-in interpreter)."""
+    done, params, _ = through_run_sh
+    assert "on cpu x 2" in done.stdout and params.is_file()
+
+
+def test_a_finished_run_resumes_at_its_end(questions, tmp_path, uninterrupted):
+    """Its last checkpoint, after the last epoch, leaves nothing to train: the same parameters again."""
+    params, records = uninterrupted["one process"]
+    experiments = tmp_path / "experiments"
+    (experiments / RUN).mkdir(parents=True)
+    for name in (CHECKPOINT_NAME, "metrics.csv"):
+        (experiments / RUN / name).write_bytes((records / RUN / name).read_bytes())
+    run_to_end(questions, experiments, tmp_path / "again.params", "--resume")
+    assert max_difference(tmp_path / "again.params", params) == 0
