@@ -80,9 +80,9 @@ def run_py(world, records, *args):
                      *OPTIONS]) == 0
 
 
-def train(world, records, folder, seed, pretrained=None, other_code=False):
+def train(world, records, folder, seed, pretrained=None, other_code=False, predict=True):
     """A student's run into `folder`: pretraining (unless `pretrained` params are given), finetuning,
-    and the dev and test predictions."""
+    and the dev and test predictions (unless not `predict`)."""
     folder.mkdir(parents=True)
     seeded = ["--seed", str(seed)]
     with pytest.MonkeyPatch.context() as patch:
@@ -95,7 +95,7 @@ def train(world, records, folder, seed, pretrained=None, other_code=False):
         run_py(world, records, "--function=finetune", "--variant=vanilla", f"--reading_params_path={pretrained}",
                f"--finetune_corpus_path={world / 'birth_places_train.tsv'}",
                f"--writing_params_path={folder / 'vanilla.finetune.params'}", *FINETUNE, *seeded)
-    for split, name in zip(("dev", "test"), PREDICTIONS):
+    for split, name in zip(("dev", "test"), PREDICTIONS if predict else ()):
         run_py(world, records, "--function=evaluate", "--variant=vanilla",
                f"--reading_params_path={folder / 'vanilla.finetune.params'}",
                f"--eval_corpus_path={world / f'birth_{split}.tsv'}", f"--outputs_path={folder / name}")
@@ -131,7 +131,8 @@ def classroom(world, tmp_path_factory):
     data, records, runs = world / "data", root / "records", root / "runs"
     with quiet_single_thread():
         for number, name in enumerate(("ann", "ben", "cat", "dan", "public", "hal")):
-            train(data, records, runs / name, seed=1000 + number, other_code=name in ("ben", "dan"))
+            train(data, records, runs / name, seed=1000 + number, other_code=name in ("ben", "dan"),
+                  predict=name != "hal")  # hal hands in public's answers
         train(data, records, runs / "gus", seed=1010, pretrained=runs / "ben" / "vanilla.pretrain.params")
     submissions, known = root / "submissions", root / "known"
     for name in ("ann", "ben", "cat", "gus"):
@@ -266,15 +267,19 @@ def test_bad_hand_ins_are_one_line_each_and_the_rest_is_compared(classroom, tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "submissions"]  # nothing written outside OUT
 
 
-def test_out_is_replaced_only_with_force(as_submitted, classroom, tmp_path):
+def test_out_is_replaced_only_with_force(classroom, tmp_path):
+    """On two hand-ins of the class: --force does not depend on the class's size."""
+    submissions = tmp_path / "submissions"
+    for name in ("ann", "ben"):
+        shutil.copytree(classroom / "submissions" / name, submissions / name)
     out = tmp_path / "out"
     out.mkdir()
     (out / "report.md").write_text("an earlier report")
-    status, stderr, _ = copy_report(out, "--submissions", classroom / "submissions")
+    status, stderr, _ = copy_report(out, "--submissions", submissions)
     assert status == 1 and stderr.strip().splitlines() == [f"copies: --out {out} is not empty; pass --force to "
                                                            f"replace an earlier report there"]
     assert (out / "report.md").read_text() == "an earlier report"
-    status, _, rows = copy_report(out, "--submissions", classroom / "submissions", "--force")
+    status, _, rows = copy_report(out, "--submissions", submissions, "--force")
     assert status == 0 and (out / "report.md").read_text().startswith("# Copy report") and rows
 
 
