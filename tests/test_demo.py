@@ -8,6 +8,8 @@ test_demo_pretraining.py, test_demo_rope.py and test_demo_perceiver.py,
 which train those rows side by side (tests/demo_rows.py).
 """
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -80,6 +82,22 @@ def test_the_rope_row_is_the_vanilla_model_with_rotated_positions():
     assert any(name.endswith("rope_cache") for name, _ in rope.named_buffers()) and "pos_emb" not in rope.state_dict()
     assert [(variant, pretrained, epochs) for name, variant, pretrained, epochs in demo.runs(args)
             if name.startswith("RoPE")] == [("rope", True, args.finetune_epochs)]
+
+
+def test_each_row_trains_for_its_own_epochs(monkeypatch):
+    """Kills the perceiver pretrained for the vanilla model's epochs (or the vanilla and RoPE models for the
+    perceiver's), and a row finetuned for another row's epochs: trained_row with the training recorded."""
+    args = demo.parse_args(["--quick", "--pretrain_epochs", "7", "--perceiver_pretrain_epochs", "3"])
+    world = demo.World(type("Corpus", (list,), {"vocab_size": 40})(), "questions", [], [])
+    trained = []
+    monkeypatch.setattr(demo, "train_on", lambda args, model, dataset, epochs, *rest: trained.append((dataset, epochs)))
+    monkeypatch.setattr(demo, "score", lambda *unused: (0, 0))
+    with contextlib.redirect_stdout(io.StringIO()):
+        for run in demo.runs(args):
+            demo.trained_row(args, world, run)
+    assert trained == [("questions", args.scratch_epochs), (world.corpus, 7), ("questions", args.finetune_epochs),
+                       (world.corpus, 7), ("questions", args.finetune_epochs),
+                       (world.corpus, 3), ("questions", args.perceiver_finetune_epochs)]
 
 
 def test_table_has_every_run_with_its_accuracies_and_minutes():
@@ -156,7 +174,8 @@ print(" ".join(digests))
 print(json.dumps([row.run for row in rows]))
 """
 TINY = ["--train_people", "12", "--dev_people", "6", "--paraphrases", "2", "--n_embd", "32", "--n_head", "2",
-        "--block_size", "64", "--bottleneck", "16", "--pretrain_epochs", "2", "--finetune_epochs", "2",
+        "--block_size", "64", "--bottleneck", "16", "--pretrain_epochs", "2", "--perceiver_pretrain_epochs", "2",
+        "--finetune_epochs", "2",
         "--scratch_epochs", "2", "--perceiver_finetune_epochs", "2", "--dropout", "0.1", "--threads", "1"]
 
 

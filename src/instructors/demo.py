@@ -46,9 +46,9 @@ DEFAULTS = dict(train_people=200, dev_people=100, paraphrases=10, name_link=0.2,
                 n_layer=2, n_head=4, n_embd=128, block_size=96, dropout=0.0,
                 pretrain_epochs=45, pretrain_lr=1e-3, pretrain_batch_size=32,
                 finetune_epochs=6, scratch_epochs=30, finetune_lr=6e-4, finetune_batch_size=32,
-                perceiver_layers=3, bottleneck=24, perceiver_finetune_epochs=30)
+                perceiver_layers=3, bottleneck=24, perceiver_pretrain_epochs=45, perceiver_finetune_epochs=30)
 QUICK = dict(train_people=50, dev_people=25, pretrain_epochs=60, pretrain_lr=2e-3, finetune_epochs=20,
-             perceiver_finetune_epochs=90)
+             perceiver_pretrain_epochs=30, perceiver_finetune_epochs=90)
 THREADS = 2  # the table of docs/demo.md was measured so; another count rounds differently
 WARMUP_TOKENS = 512 * 20  # as in the assignment's trainer configurations
 
@@ -92,6 +92,7 @@ def parse_args(argv=None):
     add_knob(training, 'pretrain_batch_size', int, "pretraining batch size")
     add_knob(training, 'finetune_epochs', int, "finetuning epochs of the pretrained model")
     add_knob(training, 'scratch_epochs', int, "finetuning epochs of the model without pretraining")
+    add_knob(training, 'perceiver_pretrain_epochs', int, "span-corruption epochs of the perceiver")
     add_knob(training, 'perceiver_finetune_epochs', int, "finetuning epochs of the pretrained perceiver")
     add_knob(training, 'finetune_lr', float, "finetuning learning rate (both models)")
     add_knob(training, 'finetune_batch_size', int, "finetuning batch size (both models)")
@@ -163,9 +164,9 @@ def train_on(args, model, dataset, epochs, batch_size, learning_rate):
     trainer.train()
 
 
-def pretrain(args, model, corpus):
-    print(f"pretraining: {args.pretrain_epochs} epochs of span corruption on {len(corpus)} biographies")
-    train_on(args, model, corpus, args.pretrain_epochs, args.pretrain_batch_size, args.pretrain_lr)
+def pretrain(args, model, corpus, epochs):
+    print(f"pretraining: {epochs} epochs of span corruption on {len(corpus)} biographies")
+    train_on(args, model, corpus, epochs, args.pretrain_batch_size, args.pretrain_lr)
 
 
 def finetune(args, model, questions, epochs):
@@ -218,7 +219,8 @@ def trained_row(args, world, run):
     model, phases = new_model(args, world.corpus.vocab_size, variant), {}
     if pretrained:
         with Phase(phases, 'pretrain'):
-            pretrain(args, model, world.corpus)
+            pretrain(args, model, world.corpus,
+                     args.perceiver_pretrain_epochs if variant == 'perceiver' else args.pretrain_epochs)
     with Phase(phases, 'finetune'):
         finetune(args, model, world.questions, finetune_epochs)
     with Phase(phases, 'evaluate'):
@@ -263,7 +265,8 @@ def describe(args):
             f"biographies each, seed {args.seed}; model: {args.n_layer} layers, {args.n_head} heads, "
             f"{args.n_embd} wide, block {args.block_size}; pretraining {args.pretrain_epochs} epochs, "
             f"finetuning {args.finetune_epochs} (without pretraining {args.scratch_epochs}); perceiver: "
-            f"{args.perceiver_layers} layers, {args.bottleneck} latents, finetuning {args.perceiver_finetune_epochs}; "
+            f"{args.perceiver_layers} layers, {args.bottleneck} latents, pretraining {args.perceiver_pretrain_epochs} "
+            f"epochs, finetuning {args.perceiver_finetune_epochs}; "
             f"{args.threads} threads on {args.device}")
 
 
