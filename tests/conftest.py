@@ -92,14 +92,14 @@ def global_random_seeded(seed):
 # The files whose tests train models, build releases or start grading processes, heaviest first (the CPU time
 # of each alone, python3 -m pytest -p no:xdist tests/FILE under /usr/bin/time): marked slow, started first.
 SLOW_FILES = (
-    "test_demo_perceiver.py", "test_demo_rope.py", "test_demo_pretraining.py", "test_release_autograder_attacks.py",
-    "test_grader.py", "test_resume.py", "test_run_stages.py", "test_grade_fairness.py",
-    "test_release_main_end_to_end.py", "test_copies.py", "test_decoding_batched.py", "test_bench.py", "test_recipe.py",
-    "test_full_run.py", "test_grade_regenerate.py", "test_grade_rope_editions.py", "test_release_edition.py",
-    "test_demo.py", "test_run_bad_inputs.py", "test_runtime_decoding.py", "test_run_sh.py",
-    "test_release_main_inputs.py", "test_plausible.py", "test_notebooks.py", "test_agreement.py",
-    "test_bench_compile.py", "test_fast.py", "test_run_rope.py", "test_stages_collect_submission.py",
-    "test_run_student_code.py", "test_dataset.py", "test_staging.py")
+    "test_demo_perceiver.py", "test_demo_rope.py", "test_demo_pretraining.py", "test_grader.py",
+    "test_grade_fairness.py", "test_release_autograder_attacks.py", "test_resume.py", "test_release_edition.py",
+    "test_recipe.py", "test_grade_rope_editions.py", "test_grade_regenerate.py", "test_release_main_end_to_end.py",
+    "test_copies.py", "test_decoding_batched.py", "test_run_stages.py", "test_full_run.py", "test_demo.py",
+    "test_plausible.py", "test_bench.py", "test_bench_compile.py", "test_release_main_inputs.py", "test_run_sh.py",
+    "test_run_bad_inputs.py", "test_runtime_decoding.py", "test_notebooks.py", "test_agreement.py", "test_fast.py",
+    "test_run_rope.py", "test_stages_collect_submission.py", "test_run_student_code.py", "test_dataset.py",
+    "test_staging.py")
 
 
 def pytest_configure(config):
