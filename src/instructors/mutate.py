@@ -113,23 +113,23 @@ EQUIVALENT = {
     **{f'grading.runner.x_processes_of__mutmut_{n}': "only ASCII fields are read (the Uid line, the numbers after "
        "the name); with errors='replace' the name decodes to something under any codec"
        for n in (11, 14, 17)},
-    **{f'grading.runner.xǁSandboxǁprepare__mutmut_{n}': "copytree's default is symlinks=False"
+    **{f'grading.runner.xǁProbeRunnerǁprepare__mutmut_{n}': "copytree's default is symlinks=False"
        for n in (19, 23, 85, 89)},
-    'grading.runner.xǁSandboxǁprepare__mutmut_92': "the copy for another user ignores every link, so none is "
+    'grading.runner.xǁProbeRunnerǁprepare__mutmut_92': "the copy for another user ignores every link, so none is "
                                                   "copied, as a link or as its target",
     'grading.runner.x_ignored_for_another_user__mutmut_9': "an ignore_patterns function never reads the folder",
     'grading.runner.xǁCappedBufferǁtext__mutmut_4': "bytes.decode's default codec is UTF-8",
     'grading.runner.xǁCappedBufferǁtext__mutmut_7': UTF8_ALIAS,
     **{f'grading.runner.{name}': "differs only when a monotonic clock reading equals the bound to the last bit"
-       for name in ('xǁSandboxǁcollect__mutmut_12', 'xǁSandboxǁcollect__mutmut_20',
-                    'xǁSandboxǁcollect__mutmut_45', 'xǁSandboxǁend__mutmut_9')},
-    'grading.runner.xǁSandboxǁcollect__mutmut_7': "None is falsy as False is, and the flag is a bool from the first "
+       for name in ('xǁProbeRunnerǁcollect__mutmut_12', 'xǁProbeRunnerǁcollect__mutmut_20',
+                    'xǁProbeRunnerǁcollect__mutmut_45', 'xǁProbeRunnerǁend__mutmut_9')},
+    'grading.runner.xǁProbeRunnerǁcollect__mutmut_7': "None is falsy as False is, and the flag is a bool from the first "
                                                  "closed pipe on",
-    **{f'grading.runner.xǁSandboxǁcollect__mutmut_{n}': "the read size only cuts the same bytes into other chunks"
+    **{f'grading.runner.xǁProbeRunnerǁcollect__mutmut_{n}': "the read size only cuts the same bytes into other chunks"
        for n in (35, 36)},
-    'grading.runner.xǁSandboxǁoutcome__mutmut_54': "'ASCII' names the same codec as 'ascii'",
-    'grading.runner.xǁSandboxǁoutcome__mutmut_59': UTF8_ALIAS,
-    'grading.runner.xǁSandboxǁstart__mutmut_50': UTF8_ALIAS,
+    'grading.runner.xǁProbeRunnerǁoutcome__mutmut_54': "'ASCII' names the same codec as 'ascii'",
+    'grading.runner.xǁProbeRunnerǁoutcome__mutmut_59': UTF8_ALIAS,
+    'grading.runner.xǁProbeRunnerǁstart__mutmut_50': UTF8_ALIAS,
     'grading.trusted.x_answer__mutmut_56': "getattr's default None is falsy, as False is",
     **{f'grading.trusted.x_answer__mutmut_{n}': "nothing looks the tests module up by the name it is loaded under"
        for n in (6, 7)},
