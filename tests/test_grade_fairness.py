@@ -12,13 +12,12 @@ them all: an edit that one of its tests wrongly penalised would fail that test
 there too.
 """
 
-import json
 from dataclasses import dataclass, field
 
 import pytest
 
 from grader_fixtures import (POINTS, copy_reference, cut_regions, hand_in, in_background, leave_unwritten,
-                             make_bundle, points, run_grader)
+                             make_bundle, points_and_outputs, run_grader)
 from submission_variants import apply_edit
 
 ALL_TESTS = tuple(POINTS)
@@ -158,9 +157,7 @@ def fair_runs(request, tmp_path_factory):
     def graded_hand_in(names):
         root = tmp_path_factory.mktemp("case")
         package, bundle, tests = build(root, names)
-        found, stdout = points(package, tests, "--hidden", bundle, "--json", root / "results.json")
-        outputs = [test["output"] for test in json.loads((root / "results.json").read_text())["tests"]]
-        return found, "\n".join([stdout] + outputs)
+        return points_and_outputs(package, tests, root, "--hidden", bundle)
 
     return in_background(request, "fair_case", graded_hand_in, also=["(e) only"],
                          hand_in=lambda name: HAND_IN.get(name, (name,)))
