@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import privileged
+from runtime_helpers import one_thread
 from assignment.editions import SEED_EDITION
 from grading import registry
 from submission import GPTConfig
@@ -136,10 +137,8 @@ def seeded_random():
 @pytest.fixture
 def single_thread():
     """Run torch on one thread: the tiny models here run faster so, most of all on a busy shared CPU."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with one_thread():
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,13 @@
 """
 Helpers of the runtime's and the stages' tests (and of the others that read
-or write the same files): a tiny GPT over the tests' vocabulary, a file
+or write the same files): torch on one thread, a tiny GPT over the tests'
+vocabulary, a file
 written from text or bytes, a generated course's data folder, line endings
 drawn for hypothesis properties, and the failures injected into commands
 that write files, with what a folder holds afterwards.
 """
 
+import contextlib
 import errno
 import os
 from pathlib import Path
@@ -16,6 +18,17 @@ from hypothesis import strategies as st
 
 from assignment.facts import BLOCK_SIZE, MASK_CHAR, PAD_CHAR
 from submission import GPT, GPTConfig
+
+@contextlib.contextmanager
+def one_thread():
+    """torch on one thread inside, and its former count after: tiny models run far faster so on a busy CPU."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
 
 VOCABULARY = PAD_CHAR + MASK_CHAR + ' ?ABLWabdehilnorsw'
 STOI = {char: i for i, char in enumerate(VOCABULARY)}

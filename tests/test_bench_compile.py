@@ -14,6 +14,8 @@ import torch
 from instructors import bench_compile
 from submission import CharCorruptionDataset, GPT, NameDataset
 
+from runtime_helpers import one_thread
+
 pytestmark = pytest.mark.usefixtures("single_thread")
 SHAPE = dict(batch_size=16, learning_rate=6e-4, max_epochs=1)
 
@@ -33,14 +35,10 @@ STEPS = 12  # 200 questions: an epoch of 13 batches of 16, so no partial batch h
 @pytest.fixture(scope="module")
 def runs(names, tiny_config):
     """{way: (seconds, losses, graphs)} of STEPS steps of each way, compiled once for both tests."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         return {way: bench_compile.timed_steps(tiny_model(names, tiny_config), names, SHAPE, torch.device("cpu"),
                                                STEPS, "fp32", "eager", 0, options)
                 for way, options in bench_compile.WAYS.items()}
-    finally:
-        torch.set_num_threads(threads)
 
 
 def test_compiled_steps_keep_one_shape_and_trimmed_widths_recompile(runs):

@@ -6,7 +6,6 @@ plain loop's answers wherever the cache cannot be trusted (a perceiver unlike
 the cache, a model that is not causal).
 """
 
-import contextlib
 import copy
 import itertools
 import sys
@@ -24,6 +23,8 @@ from submission import GPT, CharCorruptionDataset, NameDataset, Trainer, Trainer
 from submission.attention import CausalCrossAttention, CausalSelfAttention
 from submission.utils import sample
 
+from runtime_helpers import one_thread
+
 pytestmark = pytest.mark.usefixtures("single_thread")
 
 EXACT = dict(atol=1e-5, rtol=1e-5)  # fp32, the same kernels on the same weights: the same numbers up to rounding
@@ -38,15 +39,6 @@ def names(corpus):
 SHORT_QUESTIONS = ["Where was Ada born?", "Who?", "Where was Lior Szabo born?"]  # prompts below 12 latents too
 
 
-@contextlib.contextmanager
-def one_thread():
-    """torch on one thread inside, for the module fixtures (made before the single_thread fixture runs)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module", params=list(VARIANTS))

@@ -21,7 +21,7 @@ from runtime.training.checkpoint import Checkpointer, Interrupted
 from submission import helper
 
 from run_helpers import evaluate_args, finetune_args, inputs, run_argv
-from runtime_helpers import raising
+from runtime_helpers import one_thread, raising
 
 
 def test_an_evaluation_without_params_is_one_line(inputs, tmp_path, capsys):
@@ -136,13 +136,8 @@ def finished_run(inputs, tmp_path_factory):
     out = tmp_path_factory.mktemp("finished") / "out"
     out.mkdir()
     argv = four_step_run(inputs, out)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a tiny model: far faster on one thread of a busy CPU
-    try:
-        with contextlib.redirect_stdout(io.StringIO()) as printed:
-            assert run.main(argv) == 0
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(), contextlib.redirect_stdout(io.StringIO()) as printed:
+        assert run.main(argv) == 0
     return argv, printed.getvalue(), out / "kept.params"
 
 

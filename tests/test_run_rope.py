@@ -19,6 +19,7 @@ from runtime.inputs import pretraining_dataset
 from submission import GPTConfig, helper
 
 from run_helpers import TINY, inputs, write_corpus  # noqa: F401 (inputs is a fixture)
+from runtime_helpers import one_thread
 
 ROPE_STAGES = ("rope_pretrain", "rope_finetune_with_pretrain", "rope_eval_dev_with_pretrain",
                "rope_eval_test_with_pretrain")
@@ -32,17 +33,13 @@ def rope_chain(tmp_path_factory):
     data, out = write_corpus(tmp / "data"), tmp / "out"
     out.mkdir()
     size = [f"--{name}={value}" for name, value in TINY.items()]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: far faster on one thread of a busy CPU
     ran = {}
-    try:
+    with one_thread():
         for stage in ROPE_STAGES:
             argv = [f"--stage={stage}", f"--data_dir={data}", f"--out_dir={out}", f"--experiments_dir={tmp / 'e'}",
                     "--device=cpu", "--seed=0", "--small", "--batch_size=16", *size]
             with contextlib.redirect_stdout(io.StringIO()) as printed:
                 ran[stage] = run.main(argv), printed.getvalue()
-    finally:
-        torch.set_num_threads(threads)
     return data, out, ran
 
 

@@ -31,6 +31,7 @@ from submission.dataset import CharCorruptionDataset
 
 from run_helpers import (REPO, folder_state, nonblank_lines, run_sh, small_model, stage_env,
                          vocabulary_size, write_corpus)
+from runtime_helpers import one_thread
 
 
 COURSE_DATA = REPO.parent / "shared" / "data"
@@ -78,13 +79,9 @@ def stage_in_process(stage, data, out, experiments, *extra, small=True):
     argv = ["--stage", stage, "--data_dir", str(data), "--test_file", str(data / "birth_test_inputs.tsv"),
             "--experiments_dir", str(experiments), "--device", "cpu", "--out_dir", str(out),
             *(["--small"] if small else []), *extra]
-    stdout, stderr, threads = io.StringIO(), io.StringIO(), torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            status = run.main(argv)
-    finally:
-        torch.set_num_threads(threads)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with one_thread(), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        status = run.main(argv)
     return subprocess.CompletedProcess(argv, status, stdout.getvalue(), stderr.getvalue())
 
 
