@@ -34,6 +34,8 @@ from instructors.release.regions import cut, regions, restore
 from runtime.decoding import predict_places
 from submission import GPTConfig, initialize_perceiver_model, initialize_rope_model, initialize_vanilla_model
 
+from runtime_helpers import one_thread
+
 ROOT = Path(__file__).resolve().parents[1]
 GRADER = ROOT / "grader.py"
 REFERENCE = ROOT / "src" / "submission"
@@ -148,13 +150,8 @@ def answers_of(variant, seed, split):
     """The tiny model's answers to the split's questions, decoded as the stages decode, on one thread as the
     grader's processes decode it (the threads of so small a model mostly spin, waiting on each other)."""
     model = tiny_model(variant, seed)
-    with SEEDING:  # torch's number of threads is global too
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return tuple(predict_places(model, questions(split), Vocabulary, "cpu"))
-        finally:
-            torch.set_num_threads(threads)
+    with SEEDING, one_thread():  # torch's number of threads is global too
+        return tuple(predict_places(model, questions(split), Vocabulary, "cpu"))
 
 
 def labels(split, second_model="perceiver"):

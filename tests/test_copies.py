@@ -38,6 +38,8 @@ from instructors.worldgen import write_world
 from submission import GPT, GPTConfig
 from submission.dataset import CharCorruptionDataset
 
+from runtime_helpers import one_thread
+
 REPO = Path(__file__).resolve().parents[1]
 SIZE = dict(n_layer=2, n_head=2, n_embd=32)
 OPTIONS = ["--small"] + [f"--{name}={value}" for name, value in SIZE.items()] + ["--dropout=0", "--device=cpu"]
@@ -66,13 +68,8 @@ def other_span_corruption(self, idx):
 
 @contextlib.contextmanager
 def quiet_single_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            yield
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        yield
 
 
 def run_py(world, records, *args):

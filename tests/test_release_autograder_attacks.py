@@ -43,6 +43,7 @@ from assignment.facts import DELIVERABLES
 from runtime.params import stamp, vocabulary_string
 
 from autograder_attacks import ATTACKS, EVERY_ATTACK, HAND_IN_ATTACKS, TOGETHER, TOGETHER_RUN
+from runtime_helpers import one_thread
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,14 +123,10 @@ def predict(folder, data, stages, records):
     """Run run.py's evaluation `stages` (in this process: run.py's own entry point is tested elsewhere) on the
     params in `folder` and the questions in `data`, writing their predictions there; on one thread, as the
     grader's probes decode."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         for stage in stages:
             assert run.main(["--stage", stage, "--out_dir", str(folder), "--data_dir", str(data),
                              "--experiments_dir", str(records), "--device", "cpu"]) == 0, stage
-    finally:
-        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

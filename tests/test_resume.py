@@ -19,6 +19,7 @@ import torch
 
 import run
 from processes import process_tree, running, signal_tree
+from runtime_helpers import one_thread
 from runtime.training.checkpoint import CHECKPOINT_NAME, save_atomically
 from runtime.training.records import read_metrics
 
@@ -63,12 +64,8 @@ def run_to_end(*args, **kwargs):
     thread as env() gives a subprocess (which would only import torch again: seconds of CPU a run)."""
     arguments = command(*args, **kwargs)
     if kwargs.get("processes", 1) == 1 and not kwargs.get("torchrun"):
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with one_thread():
             assert run.main(arguments[2:]) == 0
-        finally:
-            torch.set_num_threads(threads)
         return
     done = subprocess.run(arguments, env=env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
