@@ -1,9 +1,9 @@
 """
 The runner's result channel (grading/runner.py), the grading process's side
-of a probe's answer: the output cap, the run token an answer must carry,
-what a failed, missing or late answer comes to, exit statuses in words,
-reading both pipes until they close or the time limit, and the default
-limits the threat model promises.
+of a probe's answer: the output cap, the tail kept of a trusted process's
+output, the run token an answer must carry, what a failed, missing or late
+answer comes to, exit statuses in words, reading both pipes until they
+close or the time limit, and the default limits the threat model promises.
 """
 
 import json
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grading import runner
-from grading.runner import CappedBuffer, Limits, ProbeOutcome
+from grading.runner import CappedBuffer, Limits, ProbeOutcome, TailBuffer
 
 from grading_helpers import runner_for
 
@@ -33,6 +33,21 @@ def test_a_capped_buffer_keeps_the_start_and_counts_the_rest():
     broken = CappedBuffer(9)
     broken.add(b"ok\xff")
     assert broken.text() == "ok\ufffd"
+
+
+def test_a_tail_buffer_keeps_the_last_bytes_and_reads_a_cut_character_as_a_replacement():
+    """Kills a tail that keeps what follows the first `cap` bytes instead of the last `cap`, and one
+    that decodes strictly: a trusted process's output cut inside a character raised in the grader."""
+    tail = TailBuffer(4)
+    tail.add(b"ab")
+    assert tail.text() == "ab"
+    tail.add(b"cd\xc3\xa9")
+    assert bytes(tail.data) == b"cd\xc3\xa9" and tail.text() == "cd\u00e9"
+    for chunk, text in ((b"f", "d\u00e9f"), (b"g", "\u00e9fg"), (b"h", "\ufffdfgh")):
+        tail.add(chunk)
+        assert tail.text() == text, chunk
+    tail.add(b"0123456789")
+    assert tail.text() == "6789"
 
 
 def outcome(probes, raw, returncode=0, timed_out=False, dropped=0):
