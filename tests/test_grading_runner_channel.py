@@ -8,6 +8,7 @@ close or the time limit, and the default limits the threat model promises.
 
 import json
 import os
+import selectors
 import time
 from pathlib import Path
 
@@ -146,6 +147,37 @@ def test_collect_times_out_when_only_the_output_closed(tmp_path):
     assert probes.collect(Exited(None), output_read, result_read, CappedBuffer(9), CappedBuffer(9),
                           time.monotonic() + 0.3) is True
     os.close(result_write)
+
+
+class Clock:
+    """A monotonic clock whose readings are `start`, then `step` seconds more at each reading."""
+
+    def __init__(self, start, step):
+        self.now, self.step = start - step, step
+
+    def monotonic(self):
+        self.now += self.step
+        return self.now
+
+
+def test_collect_never_waits_past_the_deadline(tmp_path, monkeypatch):
+    """Kills a wait measured from the wrong end (deadline + now for deadline - now): each wait is the
+    shorter of a tenth of a second and the time left, so the last one ends at the deadline."""
+    waits = []
+
+    class Recording(selectors.DefaultSelector):
+        def select(self, timeout=None):
+            waits.append(timeout)
+            return super().select(timeout)
+    monkeypatch.setattr(selectors, "DefaultSelector", Recording)
+    monkeypatch.setattr(runner, "time", Clock(100.0, 0.03))
+    probes = runner_for(tmp_path)
+    output_read, output_write = os.pipe()
+    result_read, result_write = os.pipe()
+    assert probes.collect(Exited(None), output_read, result_read, CappedBuffer(9), CappedBuffer(9), 100.08)
+    assert waits == pytest.approx([0.08, 0.05, 0.02])
+    for fd in (output_write, result_write):
+        os.close(fd)
 
 
 def test_collect_stops_soon_after_the_process_is_gone(tmp_path):
