@@ -74,7 +74,17 @@ def test_the_copy_holds_files_for_links(tmp_path):
     assert not os.path.islink(copied) and open(copied).read() == "SECRET = 1\n"
 
 
-def test_a_probe_for_another_user_is_prepared_for_the_handover(tmp_path):
+@pytest.fixture
+def no_umask():
+    """A umask of 0 for the test, so that a folder made with mkdir's default mode shows as 0777."""
+    before = os.umask(0)
+    yield
+    os.umask(before)
+
+
+def test_a_probe_for_another_user_is_prepared_for_the_handover(tmp_path, no_umask):
+    """Its folders have the modes they are given whatever the umask: kills a mount point made with
+    mkdir's default mode, which a umask of 022 turns into 0755 too, but one of 0 leaves writable by all."""
     package = package_with_a_link(tmp_path)
     (tmp_path / "work").mkdir()
     user = types.SimpleNamespace(pw_uid=4321, pw_gid=8765)
