@@ -141,6 +141,20 @@ def test_processes_of_lists_a_users_processes_with_their_sessions():
     assert runner.processes_of(2 ** 31 - 7) == []
 
 
+def test_processes_of_finds_none_without_a_proc_folder(monkeypatch):
+    """Kills a /proc taken to exist: where there is none (macOS), the sweep finds no process to kill
+    rather than failing on the listing."""
+    isdir, listdir = os.path.isdir, os.listdir
+
+    def no_proc(path):
+        if path == "/proc":
+            raise FileNotFoundError(path)
+        return listdir(path)
+    monkeypatch.setattr(os.path, "isdir", lambda path: path != "/proc" and isdir(path))
+    monkeypatch.setattr(os, "listdir", no_proc)
+    assert runner.processes_of(os.getuid()) == []
+
+
 # ---- the runner: forking from the zygote, the request, ending and sweeping -----------------------
 
 class FakeZygote:
