@@ -2,13 +2,16 @@
 The runner's probe processes (grading/runner.py): spawning a probe, forking
 it from the zygote (stood in for here) or spawning when the zygote cannot,
 the request it is given, ending it and its process group at its time limit,
-and sweeping another user's leftover processes. The probes it starts run a
-small tests file made here.
+sweeping another user's leftover processes, and the runner's side of a
+trusted probe forked from a real zygote. The probes it starts run a small
+tests file made here.
 """
 
+import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -379,3 +382,100 @@ def test_a_probe_never_imports_from_the_graders_working_folder(spawning, tmp_pat
     monkeypatch.chdir(tmp_path / "decoy")
     found = spawning.run(str(tmp_path / "package"), str(tmp_path / "tests.py"), "answer", {"x": 1}, 30)
     assert found.status == "ok" and found.value["x"] == 1
+
+
+# ---- trusted probes forked from the zygote: the runner's side, run in this process -----------------
+
+TRUSTED_TESTS = textwrap.dedent('''
+    import sys, time
+    from grading import probe
+
+    @probe
+    def speak(sub, lines):
+        print("".join(f"line {n}\\n" for n in range(lines)) + "caf\\u00e9", end="", flush=True)
+        print(" and its errors", file=sys.stderr, flush=True)
+        return sub.NAME
+
+    @probe
+    def hang(sub):
+        time.sleep(60)
+''')
+
+
+@pytest.fixture
+def forking(tmp_path):
+    """A runner with a real zygote (nothing preloaded), a tests file and a reference package. Neither the
+    zygote nor its children see MUTANT_UNDER_TEST (see `spawning`): only the runner's side is mutated."""
+    if not runner.CAN_FORK:
+        pytest.skip("only Linux forks probes from a zygote")
+    write(tmp_path / "trusted.py", TRUSTED_TESTS)
+    write(tmp_path / "reference" / "__init__.py", "NAME = 'the reference'\n")
+    (tmp_path / "work").mkdir()
+    probes = ProbeRunner(str(tmp_path / "work"), "t", hidden_env=("MUTANT_UNDER_TEST",), fork=True)
+    probes.warm_up()
+    yield probes
+    probes.close()
+
+
+def trusted_request(tmp_path, probe, **kwargs):
+    """What trusted.run_trusted hands the runner, with an environment of nothing."""
+    return dict(module=str(tmp_path / "trusted.py"), probe=probe, kwargs=kwargs,
+                reference=str(tmp_path / "reference"), runtime=None, memory_bytes=4 << 30, env={})
+
+
+def test_a_forked_trusted_probe_answers_with_the_tail_of_what_it_printed(forking, tmp_path):
+    """Kills an order the zygote does not run as trusted, a deadline counted back from the start, a tail
+    of other bytes than the last (cut inside a character here), and its process left among the live."""
+    timed_out, code, answer, tail = forking.run_trusted(trusted_request(tmp_path, "speak", lines=300), 30, 17)
+    assert (timed_out, code, json.loads(answer)) == (False, 0, {"ok": True, "value": "the reference"})
+    assert tail == "\ufffd and its errors\n" and forking.live_groups == set() and forking.fork is True
+
+
+def test_a_hanging_trusted_probe_is_ended_at_its_time_limit(forking, tmp_path):
+    """Kills a trusted probe waited for past its time limit, or left running: it is ended (SIGTERM) and
+    said to have timed out, with no answer."""
+    started = time.monotonic()
+    assert forking.run_trusted(trusted_request(tmp_path, "hang"), 1, 100) == (True, -signal.SIGTERM, "", "")
+    assert 1 <= time.monotonic() - started < 5 and forking.live_groups == set()
+
+
+class AnsweringZygote(FakeZygote):
+    """A FakeZygote whose child has printed and answered by the time it is forked, in bytes that are not UTF-8."""
+
+    def fork(self, order, fds, timeout):
+        os.write(fds[0], b"printed \xff")
+        os.write(fds[1], b'{"ok": true, "value": "\xff"}')
+        return super().fork(order, fds, timeout)
+
+
+def test_a_trusted_probe_is_ordered_as_trusted_and_read_whatever_its_bytes(tmp_path, zygotes, monkeypatch):
+    """Kills a fork order other than {"trusted": request}, the zygote's reply not waited for as a probe's
+    is, and a strict decoding of the answer: bytes no trusted process writes, on which the grader must
+    not fail all the same."""
+    monkeypatch.setattr(runner, "ZygoteClient", AnsweringZygote)
+    probes = ProbeRunner(str(tmp_path), "t", fork=True)
+    probes.warm_up()
+    request = {"probe": "fingerprint"}
+    assert probes.run_trusted(request, 30, 100) == (False, 5, '{"ok": true, "value": "\ufffd"}', "printed \ufffd")
+    zygote, = zygotes
+    _, order, modes, timeout = zygote.asked[1]
+    assert order == {"trusted": request} and timeout == runner.FORK_REPLY_SECONDS
+    assert [stat.S_ISFIFO(mode) for mode in modes] == [True, True]
+    zygote.child.wait(5)
+
+
+def open_descriptors():
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_a_trusted_probe_the_zygote_cannot_fork_is_left_to_a_new_interpreter(tmp_path, zygotes, monkeypatch):
+    """Kills a failed fork taken for a forked probe, the pipes given to it left open here, and a failed
+    zygote asked again: run_trusted answers None (trusted.py then spawns the probe), from then on at once."""
+    monkeypatch.setattr(FakeZygote, "forks", False)
+    assert ProbeRunner(str(tmp_path), "t", fork=False).run_trusted({}, 30, 100) is None
+    probes = ProbeRunner(str(tmp_path), "t", fork=True)
+    probes.warm_up()
+    before = open_descriptors()
+    assert probes.run_trusted({}, 30, 100) is None and probes.fork is False and open_descriptors() == before
+    assert probes.run_trusted({}, 30, 100) is None
+    assert [asked[0] for asked in zygotes[0].asked] == ["ready", "fork"]
