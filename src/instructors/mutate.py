@@ -118,8 +118,10 @@ EQUIVALENT = {
     'grading.runner.xǁProbeRunnerǁprepare__mutmut_92': "the copy for another user ignores every link, so none is "
                                                   "copied, as a link or as its target",
     'grading.runner.x_ignored_for_another_user__mutmut_9': "an ignore_patterns function never reads the folder",
-    'grading.runner.xǁCappedBufferǁtext__mutmut_4': "bytes.decode's default codec is UTF-8",
-    'grading.runner.xǁCappedBufferǁtext__mutmut_7': UTF8_ALIAS,
+    **{f'grading.runner.{name}': "bytes.decode's default codec is UTF-8" for name in (
+        'xǁCappedBufferǁtext__mutmut_4', 'xǁTailBufferǁtext__mutmut_3', 'xǁProbeRunnerǁrun_trusted__mutmut_48')},
+    **{f'grading.runner.{name}': UTF8_ALIAS for name in (
+        'xǁCappedBufferǁtext__mutmut_7', 'xǁTailBufferǁtext__mutmut_6', 'xǁProbeRunnerǁrun_trusted__mutmut_52')},
     **{f'grading.runner.{name}': "differs only when a monotonic clock reading equals the bound to the last bit"
        for name in ('xǁProbeRunnerǁcollect__mutmut_12', 'xǁProbeRunnerǁcollect__mutmut_20',
                     'xǁProbeRunnerǁcollect__mutmut_45', 'xǁProbeRunnerǁend__mutmut_9')},
