@@ -433,10 +433,11 @@ def test_a_forked_trusted_probe_answers_with_the_tail_of_what_it_printed(forking
 
 def test_a_hanging_trusted_probe_is_ended_at_its_time_limit(forking, tmp_path):
     """Kills a trusted probe waited for past its time limit, or left running: it is ended (SIGTERM) and
-    said to have timed out, with no answer."""
+    said to have timed out, with no answer, long before its minute of sleep (the bound leaves a loaded
+    machine room)."""
     started = time.monotonic()
     assert forking.run_trusted(trusted_request(tmp_path, "hang"), 1, 100) == (True, -signal.SIGTERM, "", "")
-    assert 1 <= time.monotonic() - started < 5 and forking.live_groups == set()
+    assert 1 <= time.monotonic() - started < 30 and forking.live_groups == set()
 
 
 class AnsweringZygote(FakeZygote):
