@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import privileged
+from cpu_costs import pytest_runtest_setup, pytest_runtest_teardown  # noqa: F401 (hooks)
 from runtime_helpers import one_thread
 from assignment.editions import SEED_EDITION
 from grading import registry

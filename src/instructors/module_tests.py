@@ -112,6 +112,7 @@ MODULE_TESTS = {
     'src/instructors/plausible.py': ('tests/test_plausible.py',),
     'src/instructors/tree_copy.py': ('tests/test_plausible.py',),
     'src/instructors/staging.py': ('tests/test_staging.py',),
+    'src/instructors/suite_costs.py': ('tests/test_suite_costs.py',),
     'src/instructors/release/__main__.py': ('tests/test_release_main.py', 'tests/test_staging.py',
                                             'tests/test_release_edition.py'),
     'src/instructors/release/autograder.py': ('tests/test_release_autograder.py', 'tests/test_release_labels.py',
