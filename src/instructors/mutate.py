@@ -67,7 +67,7 @@ MODULES = {
     'src/grading/registry.py': ('tests/test_grading_registry.py', 'tests/test_grading_editions.py'),
     'src/grading/runner.py': ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
                               'tests/test_grading_runner_processes.py', 'tests/test_probe_links.py'),
-    'src/grading/results.py': ('tests/test_grading_report.py',),
+    'src/grading/results.py': ('tests/test_grading_results.py', 'tests/test_grading_report.py'),
     'src/grading/report.py': ('tests/test_grading_report.py',),
 }
 
