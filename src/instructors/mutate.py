@@ -103,8 +103,8 @@ EQUIVALENT = {
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': "sample's default is sample=False" for n in (21, 25)},
     'grading.bundle.x_read_json__mutmut_6': UTF8_ALIAS,
     **{f'grading.results.x_write_results__mutmut_{n}': "json.dump escapes every non-ASCII character: the file's "
-       "bytes are the same in any encoding" for n in (20, 23, 27)},
-    **{f'grading.results.x_write_results__mutmut_{n}': TEMPORARY_NAME for n in (16, 17)},
+       "bytes are the same in any encoding" for n in (21, 24, 28)},
+    **{f'grading.results.x_write_results__mutmut_{n}': TEMPORARY_NAME for n in (17, 18)},
     'grading.context.xǁContextǁrun__mutmut_4': "getattr's default None is falsy, as False is",
     'grading.context.xǁContextǁrun_reference__mutmut_8': "getattr's default None is falsy, as False is",
     'grading.context.xǁSnapshotǁ__init____mutmut_26': UTF8_ALIAS,
