@@ -1,8 +1,11 @@
 """
 Trusted probes (grading/trusted.py): the reference in a process of its own
-that never imports submitted code, with the bundle's decoder first on its path.
+that never imports submitted code, with the bundle's decoder first on its path;
+during a grading run, that process forked from the run's zygote (its side,
+enter, run here in this process).
 """
 
+import contextlib
 import io
 import json
 import os
@@ -11,6 +14,7 @@ import sys
 import textwrap
 
 import pytest
+import torch
 
 from grading import trusted
 
@@ -166,3 +170,108 @@ def test_a_reference_ending_without_an_answer_shows_the_end_of_what_it_wrote(ref
     assert str(caught.value) == ("the reference's process ended without answering (exit status -9):\n"
                                  + written[-trusted.ERROR_TAIL_CHARS:])
     assert str(caught.value).endswith("xMemoryError\n")
+
+
+class Zygote:
+    """Stands in for a grading run's ProbeRunner: records what run_trusted hands it and answers `reply`."""
+
+    def __init__(self, reply):
+        self.reply, self.asked = reply, []
+
+    def run_trusted(self, request, timeout, tail_chars):
+        self.asked.append((request, timeout, tail_chars))
+        return self.reply
+
+
+def test_a_grading_run_forks_the_trusted_process_from_its_innermost_zygote(reference, monkeypatch, tmp_path):
+    """Kills spawning a new interpreter while a zygote forks, asking another of the nested zygotes,
+    handing it the request without its environment (or the environment alone), another time limit,
+    or a tail other than four error tails."""
+    def spawn(*args, **kwargs):
+        raise AssertionError("a new interpreter while a zygote forks")
+    monkeypatch.setattr(trusted.subprocess, "run", spawn)
+    outer, middle, inner = Zygote(None), Zygote(None), Zygote((False, 0, '{"ok": true, "value": 7}', ""))
+    with trusted.forked_from(outer), trusted.forked_from(middle), trusted.forked_from(inner):
+        assert reference("observe", timeout=12, x=2) == 7
+    assert outer.asked == middle.asked == [] and trusted.FORKING == []
+    (request, timeout, tail_chars), = inner.asked
+    env = request.pop("env")
+    assert request == dict(module=str(tmp_path / "tests" / "grader.py"), probe="observe", kwargs={"x": 2},
+                           reference=str(tmp_path / "reference"), runtime=str(tmp_path), memory_bytes=4 << 30)
+    assert env["OMP_NUM_THREADS"] == "1" and "GRADER_HIDDEN_DIR" not in env and env["PATH"] == os.environ["PATH"]
+    assert timeout == 12 and tail_chars == 4 * trusted.ERROR_TAIL_CHARS
+
+
+class Exited(Exception):
+    """Raised by os._exit, stood in for, with the status enter exits with."""
+
+
+def exit_raising(status):
+    raise Exited(status)
+
+
+def enter(monkeypatch, tmp_path, answer, path):
+    """
+    trusted.enter run in this process as in a child forked from the zygote, with `path` as sys.path,
+    its exit, resource limits and answer stood in for; the environment, folder and torch threads it
+    sets are put back after. Returns its exit status, what it wrote on its result pipe, and its limits.
+    """
+    limits = []
+    monkeypatch.setattr(trusted, "limit_resources", lambda *args: limits.append(args))
+    monkeypatch.setattr(trusted, "answer", answer)
+    monkeypatch.setattr(os, "_exit", exit_raising)
+    monkeypatch.setattr(sys, "path", path)
+    monkeypatch.chdir(os.getcwd())
+    (tmp_path / "tests").mkdir()
+    request = dict(module=str(tmp_path / "tests" / "grader.py"), memory_bytes=12345, env={"OMP_NUM_THREADS": "1"})
+    environ, threads = dict(os.environ), torch.get_num_threads()
+    torch.set_num_threads(2)
+    read_end, write_end = os.pipe()
+    try:
+        with pytest.raises(Exited) as exited:
+            trusted.enter(request, write_end)
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        torch.set_num_threads(threads)
+    with contextlib.suppress(OSError):
+        if os.fstat(write_end).st_ino == os.fstat(read_end).st_ino:  # still this pipe's: enter never opened it
+            os.close(write_end)
+    os.set_blocking(read_end, False)
+    with os.fdopen(read_end, "rb") as result:
+        written = result.read() or b""
+    return exited.value.args[0], written.decode(), limits, request
+
+
+@pytest.mark.parametrize("zygote_path", [["/zygote/a", "/zygote/b"], None])
+def test_a_forked_trusted_process_sets_itself_up_as_a_new_interpreter(monkeypatch, tmp_path, zygote_path):
+    """Kills a forked trusted process that keeps the zygote's PYTHONPATH (or its '' entry) on its path, misreads
+    an unset PYTHONPATH, keeps the zygote's environment or not the request's, stays in the zygote's folder,
+    leaves torch's threads, sets other limits, answers another request, writes no answer or another, or exits
+    with a status other than 0."""
+    if zygote_path:
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(zygote_path))
+    else:
+        monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.setenv("ZYGOTE_ONLY", "1")
+    seen = []
+
+    def answer(given):
+        seen.append((given, list(sys.path), dict(os.environ), os.getcwd(), torch.get_num_threads()))
+        return {"ok": True, "value": "observed"}
+    status, written, limits, request = enter(monkeypatch, tmp_path, answer,
+                                             ["", *(zygote_path or []), "/kept", "/kept/too"])
+    assert (status, json.loads(written), limits) == (0, {"ok": True, "value": "observed"}, [(12345, 1 << 30)])
+    (given, path, environ, cwd, threads), = seen
+    assert given is request and path == [trusted.GRADING_ROOT, "/kept", "/kept/too"]
+    assert environ == request["env"] and cwd == str(tmp_path / "tests") and threads == 1
+
+
+def test_a_forked_trusted_process_that_fails_exits_1_with_its_traceback(monkeypatch, tmp_path, capfd):
+    """Kills a forked trusted process that fails yet exits 0 (or with no status), or with another status
+    than 1, and one that does not print why it failed."""
+    def answer(given):
+        raise RuntimeError("the probes file broke")
+    status, written, limits, request = enter(monkeypatch, tmp_path, answer, ["/kept"])
+    assert (status, written) == (1, "")
+    assert capfd.readouterr().err.endswith("RuntimeError: the probes file broke\n")
