@@ -135,8 +135,13 @@ EQUIVALENT = {
     'grading.trusted.x_answer__mutmut_56': "getattr's default None is falsy, as False is",
     **{f'grading.trusted.x_answer__mutmut_{n}': "nothing looks the tests module up by the name it is loaded under"
        for n in (6, 7)},
-    **{f'grading.trusted.x_main__mutmut_{n}': "json.dump escapes every non-ASCII character: the answer's bytes are "
-       "the same in any encoding" for n in (15, 18, 24)},
+    **{f'grading.trusted.{name}': "json.dump escapes every non-ASCII character: the answer's bytes are the same in "
+       "any encoding" for name in ('x_main__mutmut_15', 'x_main__mutmut_18', 'x_main__mutmut_24',
+                                   'x_enter__mutmut_41', 'x_enter__mutmut_44', 'x_enter__mutmut_48')},
+    'grading.trusted.x_enter__mutmut_9': "with no PYTHONPATH the default's one entry is dropped from the path; '' is "
+                                         "dropped there anyway, and no path is named XXXX",
+    **{f'grading.trusted.x_spawned__mutmut_{n}': "run_trusted reads neither output of a process that timed out"
+       for n in (27, 28)},
     'grading.handout.answers.x_answered__mutmut_17': "check(None, ...) fails as check(False, ...) does",
     **{f'grading.handout.models.x_fingerprint__mutmut_{n}': "the condition stored each parameter's first name "
        "already, so setdefault returns it whatever its default" for n in (26, 28)},
