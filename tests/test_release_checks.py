@@ -386,6 +386,57 @@ def test_a_starter_without_student_files_misses_every_function(tmp_path):
     assert "initialize_vanilla_model, of part (c), is missing from src/submission" in found
 
 
+def student_file(tmp_path, text):
+    """The lines of student_file_problems about initialize_vanilla_model, on a starter whose one student
+    file is `text` after ORIGIN_LINE."""
+    write(tmp_path / "LICENSE", "the notices\n")
+    write(tmp_path / "src" / "submission" / "model.py", f"# {checks.ORIGIN_LINE}\n{text}")
+    found = checks.student_file_problems(str(tmp_path), SEED_EDITION)
+    return [line for line in found if "initialize_vanilla_model" in line]
+
+
+def test_a_region_opened_right_after_the_def_line_labelled_there_is_the_functions(tmp_path):
+    """Kills a region starting on the line after `def` not counted, or the `def` line skipped when
+    looking for the label."""
+    assert student_file(tmp_path, "def initialize_vanilla_model():  # [part c]\n    ### START_CODE_HERE ###\n"
+                                  "    raise NotImplementedError\n    ### END_CODE_HERE ###\n") == []
+
+
+def test_a_label_before_the_def_or_a_region_after_its_last_line_is_not_the_functions(tmp_path):
+    """Kills the line above `def` searched for the label, or a region opened on the line after the
+    function's last statement counted as its own."""
+    assert student_file(tmp_path, "# [part c]\ndef initialize_vanilla_model():\n    return None\n"
+                                  "### START_CODE_HERE ###\n### END_CODE_HERE ###\n") == [
+        "src/submission/model.py: initialize_vanilla_model has no region to write in",
+        "src/submission/model.py: initialize_vanilla_model lacks its label [part c]"]
+
+
+def test_student_files_are_read_as_utf8_whatever_the_locale(cut_starter, ascii_locale):
+    """Kills a student file read in the locale's encoding (ASCII here), which cannot read 'naïve'."""
+    damaged(cut_starter, "model.py", "class GPTConfig:\n", "# a naïve model\nclass GPTConfig:\n")
+    assert checks.student_file_problems(str(cut_starter)) == []
+
+
+def test_a_file_that_does_not_compile_does_not_stop_the_reading_of_the_next(cut_starter):
+    """Kills the files after one that does not compile left unread (their functions then missing)."""
+    write(cut_starter / "src" / "submission" / "a_draft.py", "def draft(:\n")
+    found = checks.student_file_problems(str(cut_starter))
+    assert len(found) == 1 and found[0].startswith("src/submission/a_draft.py does not compile: ")
+
+
+def test_a_word_unsaid_is_named_at_its_line_when_the_file_opens_with_a_blank_line(cut_starter):
+    """Kills the line counted from the file's second character (one line short after a leading blank)."""
+    write(cut_starter / "src" / "submission" / "notes.py", f"\n# {checks.ORIGIN_LINE}\n# the grader\n")
+    assert checks.student_file_problems(str(cut_starter)) == ["src/submission/notes.py:3 speaks of the grader"]
+
+
+def test_definitions_name_the_file_of_a_syntax_error():
+    """Kills the source parsed without its path, so a syntax error would not say which file."""
+    with pytest.raises(SyntaxError) as error:
+        checks.definitions("src/submission/model.py", "def f(:\n")
+    assert error.value.filename == "src/submission/model.py"
+
+
 def test_part_labels():
     assert checks.part_labels("e") == ["[part e]"]
     assert checks.part_labels("c and f") == ["[part c]", "[part f]"]
@@ -402,3 +453,11 @@ def test_a_page_or_stage_the_starter_lacks_is_named_with_its_line(tmp_path, star
     assert problems(tmp_path, starter) == [
         "run.sh:2 points to a page or stage the starter does not have",
         "src/pkg/notes.py:3 points to a page or stage the starter does not have"]
+
+
+def test_references_are_read_as_utf8_with_bad_bytes_replaced_whatever_the_locale(tmp_path, ascii_locale):
+    """Kills a text file read in the locale's encoding (ASCII here: the page's name is lost) or with
+    its undecodable bytes raising instead of replaced."""
+    write(tmp_path / "notes.md", "# see docs/café.md\n")
+    (tmp_path / "bad.md").write_bytes(b"\xff\xfe not UTF-8\nsee docs/gone.md\n")
+    assert checks.references_elsewhere(str(tmp_path)) == ["bad.md:2", "notes.md:1"]
