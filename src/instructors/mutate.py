@@ -88,7 +88,12 @@ EQUIVALENT = {
     **{f'stages.collect_submission.x_write_zip__mutmut_{n}': TEMPORARY_NAME for n in (5, 7, 9, 10)},
     **{f'runtime.training.checkpoint.x_save_atomically__mutmut_{n}': TEMPORARY_NAME for n in (7, 10, 12, 13)},
     **{f'instructors.release.checks.x_{name}': UTF8_ALIAS
-       for name in ('files_leaking__mutmut_14', 'label_lines__mutmut_6', 'solution_lines__mutmut_17')},
+       for name in ('files_leaking__mutmut_14', 'label_lines__mutmut_6', 'solution_lines__mutmut_17',
+                    'hidden_test_lines__mutmut_7', 'hidden_test_lines__mutmut_23', 'references_elsewhere__mutmut_22',
+                    'student_file_problems__mutmut_31')},
+    'instructors.release.checks.x_student_file_problems__mutmut_64': "str.count reads a None start as 0",
+    'instructors.release.checks.x_student_file_problems__mutmut_83': "the joined lines are only searched for "
+    "labels, which hold neither a newline nor an X",
     'instructors.release.checks.x_solution_lines__mutmut_2': "a telling line (30+ characters) cannot lie in 'XXXX'",
     **{f'instructors.release.checks.x_solution_lines__mutmut_{n}': "cut() names the file only in a RegionError, "
        "which regions() raised first on the same text" for n in (27, 29)},
