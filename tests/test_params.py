@@ -16,7 +16,7 @@ import torch
 from runtime import params
 from runtime.inputs import InputError
 
-from runtime_helpers import VOCABULARY, tiny_model
+from runtime_helpers import VOCABULARY, tiny_gpt, tiny_model
 
 
 # ---- params: the vocabulary stamp ---------------------------------------------------------------
@@ -79,15 +79,32 @@ def test_the_vocabulary_string_is_in_index_order():
     assert params.vocabulary_string(dataset) == 'xam'
 
 
+def variant_model(variant):
+    """A tiny model of `variant`: 'vanilla', 'perceiver' or 'rope'."""
+    return tiny_gpt(len(VOCABULARY), rope=True) if variant == 'rope' else tiny_model(perceiver=variant == 'perceiver')
+
+
 @pytest.mark.parametrize("variant, saved_as, message", [
     ('vanilla', 'perceiver', "holds perceiver parameters, but --variant is vanilla"),
     ('perceiver', 'vanilla', "holds vanilla parameters, but --variant is perceiver"),
+    ('vanilla', 'rope', "holds rope parameters, but --variant is vanilla"),
+    ('rope', 'vanilla', "holds vanilla parameters, but --variant is rope"),
 ])
 def test_params_of_the_other_variant_are_refused(tmp_path, variant, saved_as, message):
-    """Kills a wrong variant test."""
-    path = saved(tmp_path, tiny_model(perceiver=saved_as == 'perceiver'))
+    """Kills a wrong variant test, and a RoPE model's parameters (a rope_cache a layer) not told
+    apart or named wrongly: they would be called vanilla, or another size."""
+    path = saved(tmp_path, variant_model(saved_as))
     with pytest.raises(InputError, match=message):
-        params.checked_params(path, tiny_model(perceiver=variant == 'perceiver'), variant, VOCABULARY)
+        params.checked_params(path, variant_model(variant), variant, VOCABULARY)
+
+
+def test_params_of_a_rope_model_are_read_as_rope(tmp_path):
+    """Kills a rope_cache not recognized or the variant misnamed: the RoPE model's own parameters,
+    read with --variant=rope, would be refused."""
+    model = variant_model('rope')
+    state = params.checked_params(saved(tmp_path, model), variant_model('rope'), 'rope', VOCABULARY)
+    assert any(key.endswith('.attn.rope_cache') for key in state)
+    assert sorted(state) == sorted(model.state_dict())
 
 
 def test_params_of_another_size_name_the_first_misfit_and_the_options(tmp_path):
