@@ -230,6 +230,17 @@ def test_a_rope_files_parameters_must_be_a_rope_models(tmp_path):
     assert score_rope(rope({cache: [128, 16, 2]}, rope=True)).startswith("4 of 4 correct")
 
 
+def test_a_rope_stage_judges_the_submitted_rope_whether_files_are_graded_or_regenerated(tmp_path):
+    """Kills a RoPE stage's predictions scored without judging the submission's rotation (part h): in
+    either mode the rope_anatomy probe is run first, and a rotation unlike the handout's earns nothing."""
+    for mode in ("files", "regenerate"):
+        ctx = Graded(tmp_path, ["London"] * 4, mode=mode, answers=["London"] * 4,
+                     canned={"rope_anatomy": {"value": {"cache_shape": [1, 1, 1]}}})
+        said = failure(lambda graded: predictions.score_predictions(graded, "rope.pretrain.dev.predictions"), ctx)
+        assert said.startswith("part (h): precompute_rotary_emb(") and "has shape (1, 1, 1)" in said, mode
+        assert ctx.calls == [("rope_anatomy", {"vocab_size": 256, "seed": models.FINGERPRINT_SEED})], mode
+
+
 def test_a_model_unlike_the_reference_regenerates_with_its_own_code(tmp_path):
     reference = {"regenerated_predictions": regenerated(["x"] * 4, misfit=["w is [3] there, [2] in the model",
                                                                           "v is missing there"])}
