@@ -63,7 +63,8 @@ MODULES = {
        for name in ('answers', 'corpora', 'spans', 'configs', 'models', 'predictions')},
     'src/assignment/not_written_yet.py': HANDOUT_TESTS,
     **{f'src/grading/{name}.py': (f'tests/test_grading_{name}.py',) for name in (
-        'bundle', 'context', 'suite', 'cli', 'trusted')},
+        'bundle', 'context', 'suite', 'trusted')},
+    'src/grading/cli.py': ('tests/test_grading_cli.py', 'tests/test_grading_editions.py'),
     'src/grading/registry.py': ('tests/test_grading_registry.py', 'tests/test_grading_editions.py'),
     'src/grading/runner.py': ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
                               'tests/test_grading_runner_processes.py', 'tests/test_probe_links.py'),
