@@ -141,6 +141,13 @@ def test_list_shows_the_thresholds_the_bundle_sets(command_line, tmp_path, capsy
                                        "  1f-0-hidden     2 pts  the description (min_accuracy 0.25, min_correct 3)\n")
 
 
+def test_an_unknown_test_lists_the_thresholds_the_bundle_sets(command_line, tmp_path, capsys):
+    """Kills the known tests listed, after an unknown one, with their own thresholds in place of the bundle's."""
+    write(tmp_path / "bundle" / "thresholds.json", '{"1f-0-hidden": {"min_accuracy": 0.25}}')
+    assert command_line("1z", "--hidden", str(tmp_path / "bundle")) == 2
+    assert capsys.readouterr().err.endswith("  1f-0-hidden     2 pts  the description (min_accuracy 0.25)\n")
+
+
 def test_a_user_who_cannot_read_the_grader_is_refused(command_line, tmp_path, monkeypatch, capsys):
     user = pwd.getpwuid(os.getuid())
     checked = []
@@ -207,6 +214,7 @@ def test_verbose_shows_what_failing_code_printed(command_line, monkeypatch, caps
 
 
 def test_the_help_tells_each_option(monkeypatch):
+    """Kills an option's help, metavar or choices left out or reworded: the help is what a user reads."""
     monkeypatch.setenv("COLUMNS", "2000")
     text = " ".join(cli.parser("/sub").format_help().split())
     assert " Grade a submission: basic tests here, hidden tests with a hidden bundle. " in text
@@ -222,6 +230,11 @@ def test_the_help_tells_each_option(monkeypatch):
                  "--spawn start each test process as a new interpreter instead of forking it (slower)",
                  "--user USER run submission code as this user (the grader itself must run as root)",
                  "--list list the tests and exit",
+                 "--labels FILE a local check instead of a bundle: grade the prediction files as they are against "
+                 "these labelled files (e.g. data/birth_dev.tsv); repeatable",
+                 "--files DIR the folder of the parameters and prediction files (default: the submission package)",
+                 f"--edition {{{','.join(sorted(registry.EDITIONS))}}} the course edition whose tests to grade "
+                 f"(default: the checkout's, else ${registry.EDITION_ENV}, else {registry.SEED_EDITION})",
                  "-v, --verbose show what the submission printed in failing tests"):
         assert told in text, told
 
@@ -240,10 +253,16 @@ def test_the_parsers_defaults():
 # ---- hidden tests of the bundle ----------------------------------------------------------------
 
 def test_the_command_line_loads_the_bundles_tests_and_lists_them(command_line, tmp_path, capsys):
+    """Kills a listing that hides which file a bundle's test comes from, or which test of the grader it replaces."""
     write(tmp_path / "bundle" / "tests" / "added.py", 'from grading import graded\n\n'
           '@graded("1h-0-hidden", points=1, visibility="hidden", timeout=9)\ndef new(ctx):\n    """new"""\n')
     assert command_line("--list", "--hidden", str(tmp_path / "bundle")) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "  1h-0-hidden     1 pts  new  [from added.py]"
+    write(tmp_path / "bundle" / "tests" / "term.py", 'from grading import graded\n\n'
+          '@graded("1f-0-hidden", points=3, visibility="hidden", timeout=9)\ndef judged(ctx):\n    """its own"""\n')
+    assert command_line("--list", "--hidden", str(tmp_path / "bundle")) == 0
+    assert ("  1f-0-hidden     3 pts  its own  [from term.py, in place of test_grading_cli.py's]"
+            in capsys.readouterr().out.splitlines())
     write(tmp_path / "bundle" / "tests" / "broken.py", "import no_such_module_here\n")
     assert command_line("--hidden", str(tmp_path / "bundle")) == 2
     assert capsys.readouterr().err == (f"grader: {tmp_path / 'bundle' / 'tests' / 'broken.py'} does not import: "
@@ -289,11 +308,11 @@ def test_results_that_cannot_be_written_leave_what_was_there_and_the_next_run_wr
 def test_a_results_path_that_cannot_be_written_is_refused_before_the_tests_run(command_line, tmp_path, capsys,
                                                                                where):
     """Kills a --json path found unwritable only once every test has run (a traceback, and the whole
-    grading lost), or a folder there replaced by the results."""
+    grading lost), a folder there replaced by the results, or the wrong reason given."""
     (tmp_path / "taken").mkdir() if where == "a folder" else (tmp_path / "taken").write_text("a file")
     results = tmp_path / "taken" / ("" if where == "a folder" else "results.json")
     before = tree(tmp_path)
     assert command_line("--json", str(results)) == 2
     assert RecordingSuite.made == [] and tree(tmp_path) == before
-    err = capsys.readouterr().err
-    assert err.startswith(f"grader: --json {results}: ") and err.count("\n") == 1, err
+    why = "a folder, not a file" if where == "a folder" else f"{tmp_path / 'taken'} is not a folder"
+    assert capsys.readouterr().err == f"grader: --json {results}: {why}\n"
