@@ -81,6 +81,8 @@ EQUIVALENT = {
     **{f'runtime.params.x_checked_params__mutmut_{n}': WEIGHTS_ONLY for n in (16, 19)},
     'runtime.inputs.x_read_text__mutmut_12': UTF8_ALIAS,
     'runtime.inputs.x_ascii_part__mutmut_6': "'ASCII' names the same codec as 'ascii'",
+    **{f'grading.cli.x_main__mutmut_{n}': "registry.select takes None as it takes []: no selectors, every test"
+       for n in (45, 58)},
     'assignment.question_files.x_question_lines__mutmut_14': UTF8_ALIAS,
     'assignment.question_files.x_read_question_file__mutmut_5': "first is only tested for truth, and '' is falsy as "
                                                                 "None is",
