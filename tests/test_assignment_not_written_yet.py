@@ -16,6 +16,7 @@ import pytest
 
 import submission
 from assignment import not_written_yet
+from assignment.editions import EDITIONS
 from grading.handout import models
 
 
@@ -26,6 +27,18 @@ def test_an_unwritten_function_is_named_with_its_part():
     assert not_written_yet.written(0, "pretrain") == 0
     with pytest.raises(not_written_yet.PartFailure, match=r"^part \(g\): initialize_perceiver_model returned None"):
         not_written_yet.written(None, "initialize_perceiver_model")
+
+
+@pytest.mark.parametrize("edition, other, part", [("fall2024", "initialize_rope_model", "part (h)"),
+                                                  ("winter2025", "DownProjectBlock.forward", "part (g)")])
+def test_another_editions_function_is_named_with_its_part_there(monkeypatch, edition, other, part):
+    """A starter's STUDENT_FUNCTIONS hold its own edition's functions only; the other second model's, which
+    it never runs, are named with their part in the first edition that has them. Kills that fallback
+    dropped (a KeyError or StopIteration where the grader names the function) or asked of another name."""
+    monkeypatch.setattr(not_written_yet, "STUDENT_FUNCTIONS", dict(EDITIONS[edition].parts))
+    assert other not in not_written_yet.STUDENT_FUNCTIONS
+    assert not_written_yet.part_of(other) == part
+    assert not_written_yet.part_of("pretrain") == "part (f)"
 
 
 @pytest.mark.parametrize("error, line", [
