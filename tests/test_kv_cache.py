@@ -4,16 +4,18 @@ edges: the start that every prompt of a batch shares stops at the first
 column where two prompts differ and before the shortest prompt's last token
 (prompts all alike, one prompt, a prompt of one token, a difference in the
 first column); a query sees the keys up to its own position, itself
-included; keys and values are written at each row's own positions, and a
-cache keeps the rows asked for, in that order. Prompts all alike then decode
+included; keys and values are written at each row's own positions, keys
+rotated there as apply_rotary_emb rotates them, and a cache keeps the rows
+asked for, in that order. Prompts all alike then decode
 as sample decodes each.
 """
 
 import torch
 
 from runtime.decoding.greedy import greedy_decode
-from runtime.decoding.kv_cache import KVCache, causal_mask, shared_prefix, write
+from runtime.decoding.kv_cache import KVCache, causal_mask, heads, shared_prefix, write
 from submission import GPT, GPTConfig
+from submission.attention import apply_rotary_emb
 from submission.utils import sample
 
 
@@ -62,6 +64,22 @@ def test_keys_are_written_at_each_rows_own_positions_and_a_cache_keeps_the_rows_
     kv.v = -kv.k
     kv.keep(torch.tensor([2, 0]))
     assert kv.k[:, 0, 0, 0].tolist() == [2, 0] and kv.v[:, 0, 0, 0].tolist() == [-2, 0]
+
+
+def test_added_keys_are_rotated_at_each_rows_own_positions_as_apply_rotary_emb_rotates_them():
+    """Kills KVCache.add keeping its keys unrotated or rotated at other positions, and a rotation that
+    puts the rotated pairs' halves one after the other instead of side by side."""
+    torch.manual_seed(0)
+    attn = GPT(GPTConfig(8, 8, n_layer=1, n_head=2, n_embd=8, rope=True)).blocks[0].attn
+    full = torch.randn(2, 6, 8)  # (B, T, d): row b's vectors at positions 0..5
+    positions = torch.tensor([[0, 1, 2], [2, 3, 4]])
+    x = full[torch.arange(2)[:, None], positions]  # (B, 3, d)
+    kv = KVCache(attn, 2, 6, torch.device("cpu"))
+    with torch.no_grad():
+        k, v = kv.add(x, positions)
+        expected = apply_rotary_emb(heads(attn, attn.key, full), attn.rope_cache)  # (B, nh, 6, hs)
+    for row in range(2):
+        assert torch.allclose(k[row][:, positions[row]], expected[row][:, positions[row]], atol=1e-6)
 
 
 def test_prompts_all_alike_decode_as_sample():
