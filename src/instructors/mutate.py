@@ -53,7 +53,7 @@ MODULES = {
     'src/stages/collect_submission.py': ('tests/test_stages.py',),
     'src/runtime/decoding/__init__.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
     'src/runtime/decoding/greedy.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
-    'src/runtime/decoding/kv_cache.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
+    'src/runtime/decoding/kv_cache.py': ('tests/test_runtime_decoding.py', 'tests/test_kv_cache.py', *DECODER_TESTS),
     'src/runtime/training/batches.py': ('tests/test_runtime_training.py', 'tests/test_batches.py'),  # test_resume.py
     'src/runtime/training/checkpoint.py': ('tests/test_runtime_training.py', 'tests/test_checkpoint.py'),  # trains in
     # subprocesses, which mutmut cannot trace to a function
