@@ -29,16 +29,19 @@ def test_an_unwritten_function_is_named_with_its_part():
         not_written_yet.written(None, "initialize_perceiver_model")
 
 
-@pytest.mark.parametrize("edition, other, part", [("fall2024", "initialize_rope_model", "part (h)"),
-                                                  ("winter2025", "DownProjectBlock.forward", "part (g)")])
-def test_another_editions_function_is_named_with_its_part_there(monkeypatch, edition, other, part):
+@pytest.mark.parametrize("edition, other, part, own", [
+    ("fall2024", "initialize_rope_model", "part (h)", "part (c)"),
+    ("winter2025", "DownProjectBlock.forward", "part (g)", "part (d)")])
+def test_another_editions_function_is_named_with_its_part_there(monkeypatch, edition, other, part, own):
     """A starter's STUDENT_FUNCTIONS hold its own edition's functions only; the other second model's, which
-    it never runs, are named with their part in the first edition that has them. Kills that fallback
-    dropped (a KeyError or StopIteration where the grader names the function) or asked of another name."""
+    it never runs, are named with their part in the first edition that has them, and its own functions with
+    its own letters (the RoPE editions' vanilla model is part (d), the earlier ones' part (c)). Kills that
+    fallback dropped (a KeyError or StopIteration where the grader names the function), asked of another
+    name, or taken for every function."""
     monkeypatch.setattr(not_written_yet, "STUDENT_FUNCTIONS", dict(EDITIONS[edition].parts))
     assert other not in not_written_yet.STUDENT_FUNCTIONS
     assert not_written_yet.part_of(other) == part
-    assert not_written_yet.part_of("pretrain") == "part (f)"
+    assert not_written_yet.part_of("initialize_vanilla_model") == own
 
 
 @pytest.mark.parametrize("error, line", [
