@@ -107,6 +107,8 @@ EQUIVALENT = {
     'runtime.decoding.greedy.xǁRecomputeǁ__init____mutmut_14': "columns past the last one fed are never read",
     'runtime.decoding.greedy.xǁRecomputeǁlogits__mutmut_9': "attention is causal: a column after every row's last position "
                                                  "changes no logits at those positions",
+    'runtime.decoding.kv_cache.x_attend__mutmut_15': "the keys are 4-D (B, nh, Tk, hs): dims +2 and -2 are the same",
+    'runtime.decoding.kv_cache.x_attend__mutmut_37': "float('-INF') is float('-inf')",
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': "a list of ints makes an int64 tensor" for n in (12, 15)},
     **{f'runtime.decoding.x_predict_places_plain__mutmut_{n}': "sample's default is sample=False" for n in (21, 25)},
     'grading.bundle.x_read_json__mutmut_6': UTF8_ALIAS,
