@@ -1,10 +1,9 @@
 """
 Helpers of the runtime's and the stages' tests (and of the others that read
 or write the same files): torch on one thread, a tiny GPT over the tests'
-vocabulary, a file
-written from text or bytes, a generated course's data folder, line endings
-drawn for hypothesis properties, and the failures injected into commands
-that write files, with what a folder holds afterwards.
+vocabulary, a file written from text or bytes, a generated course's data
+folder, line endings drawn for hypothesis properties, and the failures
+injected into commands that write files, with what a folder holds afterwards.
 """
 
 import contextlib
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 
 from assignment.facts import BLOCK_SIZE, MASK_CHAR, PAD_CHAR
 from submission import GPT, GPTConfig
+
 
 @contextlib.contextmanager
 def one_thread():

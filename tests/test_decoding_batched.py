@@ -39,8 +39,6 @@ def names(corpus):
 SHORT_QUESTIONS = ["Where was Ada born?", "Who?", "Where was Lior Szabo born?"]  # prompts below 12 latents too
 
 
-
-
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def trained(request, names, tiny_config):
     """A tiny model of each variant trained for a few seconds on the 200 questions (block 64, so
