@@ -109,6 +109,20 @@ def test_a_row_of_module_tests_for_no_module_or_of_no_test_is_told(config):
         "run.sh selects tests/helpers.py, but tests/helpers.py does not exist"]
 
 
+def test_a_quick_test_file_of_module_tests_that_mutmut_does_not_run_is_told(config):
+    for name in ("test_more", "test_slow", "test_named"):
+        write(config.root / "tests" / f"{name}.py", CALC_TESTS)
+    write(config.root / "tests" / "conftest.py", 'SLOW_FILES = (\n    "test_slow.py",)\n')
+    rows = {**config.module_tests, "src/pkg/calc.py": (
+        "tests/test_calc.py", "tests/test_more.py", "tests/test_slow.py", "tests/test_named.py::test_double")}
+    assert problems(dataclasses.replace(config, module_tests=rows)) == [
+        "src/pkg/calc.py: MODULES selects no test of tests/test_more.py, a quick test file of its row of "
+        "module_tests.py", "src/pkg/calc.py: MODULES selects no test of tests/test_named.py, a quick test file of "
+        "its row of module_tests.py"]
+    modules = {"src/pkg/calc.py": ("tests/test_calc.py", "tests/test_more.py::test_double", "tests/test_named.py")}
+    assert problems(dataclasses.replace(config, module_tests=rows, modules=modules)) == []
+
+
 def test_the_code_test_tells_code_from_re_exports(tmp_path):
     write(tmp_path / "exports.py", '"""Doc."""\nfrom .a import b\n__all__ = ["b"]\n')
     write(tmp_path / "code.py", '"""Doc."""\nfrom .a import b\nLIMIT = 3\n')

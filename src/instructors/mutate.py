@@ -43,17 +43,19 @@ REGION_TESTS = tuple(f'tests/test_release_regions.py::test_{name}' for name in (
 DECODER_TESTS = tuple(f'tests/test_decoding_batched.py::test_{name}' for name in (
     'shared_prefix_stops_at_the_first_difference_and_before_the_shortest_prompts_last_token',
     'argmax_ties_break_as_topk_does'))  # the decoder tests of test_decoding_batched.py that train no model
+QUICK_DECODING_TESTS = ('tests/test_kv_cache.py', 'tests/test_decoding_check.py', 'tests/test_greedy_ties.py')
 
 # module -> the pytest arguments that select its tests (files or test ids)
 MODULES = {
     'src/runtime/atomic_files.py': ('tests/test_atomic_files.py',),
-    'src/runtime/params.py': ('tests/test_params.py',),
+    'src/runtime/params.py': ('tests/test_params.py', 'tests/test_run_plain.py'),
     'src/runtime/inputs.py': ('tests/test_runtime_inputs.py',),
-    'src/assignment/question_files.py': ('tests/test_question_files.py',),
+    'src/assignment/question_files.py': ('tests/test_question_files.py', 'tests/test_runtime_inputs.py',
+                                         'tests/test_grading_bundle.py', 'tests/test_london_baseline.py',
+                                         'tests/test_release_labels.py'),
     'src/stages/collect_submission.py': ('tests/test_stages.py',),
-    'src/runtime/decoding/__init__.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
-    'src/runtime/decoding/greedy.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS),
-    'src/runtime/decoding/kv_cache.py': ('tests/test_runtime_decoding.py', 'tests/test_kv_cache.py', *DECODER_TESTS),
+    **{f'src/runtime/decoding/{name}.py': ('tests/test_runtime_decoding.py', *DECODER_TESTS, *QUICK_DECODING_TESTS)
+       for name in ('__init__', 'greedy', 'kv_cache')},
     'src/runtime/training/batches.py': ('tests/test_runtime_training.py', 'tests/test_batches.py'),  # test_resume.py
     'src/runtime/training/checkpoint.py': ('tests/test_runtime_training.py', 'tests/test_checkpoint.py'),  # trains in
     # subprocesses, which mutmut cannot trace to a function
@@ -62,12 +64,13 @@ MODULES = {
     **{f'src/grading/handout/{name}.py': HANDOUT_TESTS  # probes run in-process there
        for name in ('answers', 'corpora', 'spans', 'configs', 'models', 'predictions')},
     'src/assignment/not_written_yet.py': HANDOUT_TESTS,
-    **{f'src/grading/{name}.py': (f'tests/test_grading_{name}.py',) for name in (
-        'bundle', 'context', 'suite', 'trusted')},
+    **{f'src/grading/{name}.py': (f'tests/test_grading_{name}.py',) for name in ('context', 'suite', 'trusted')},
+    'src/grading/bundle.py': ('tests/test_grading_bundle.py', 'tests/test_bundle_settings.py'),
     'src/grading/cli.py': ('tests/test_grading_cli.py', 'tests/test_grading_editions.py'),
     'src/grading/registry.py': ('tests/test_grading_registry.py', 'tests/test_grading_editions.py'),
     'src/grading/runner.py': ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
-                              'tests/test_grading_runner_processes.py', 'tests/test_probe_links.py'),
+                              'tests/test_grading_runner_processes.py', 'tests/test_probe_links.py',
+                              'tests/test_slow_zygote.py', 'tests/test_probe_answer.py'),
     'src/grading/results.py': ('tests/test_grading_results.py', 'tests/test_grading_report.py'),
     'src/grading/report.py': ('tests/test_grading_report.py',),
 }

@@ -8,10 +8,13 @@ plausible bugs name exists, and so does every test they select; each
 plausible mutant's find text is in its module exactly once; each name of
 EQUIVALENT and GPU_ONLY is a mutant of a module of MODULES, and in one of
 the two only; module_tests.py has a row for every module with code,
-grader.py and run.sh, and no other, each naming tests that exist; and the
-two tables of docs/mutation-testing.md have one row for each module of
-MODULES and of the catalogue, no other, each with its date, the command
-that measures it and figures that agree with each other (and, for the
+grader.py and run.sh, and no other, each naming tests that exist; each row
+of MODULES selects tests of every quick test file (one not in
+tests/conftest.py's SLOW_FILES) of its module's row of module_tests.py;
+and the two tables
+of docs/mutation-testing.md have one row for each module of MODULES and
+of the catalogue, no other, each with its date, the command that
+measures it and figures that agree with each other (and, for the
 plausible table, with the catalogue's count of mutants).
 
 Each check takes what it checks as arguments (the tree's root, the tables,
@@ -30,6 +33,7 @@ PLAUSIBLE_HEADER = '| module | mutants | killed | score | measured | command |'
 MUTMUT_COMMAND = '`./run.sh mutate {}`'
 PLAUSIBLE_COMMAND = '`./run.sh mutate --plausible {}`'
 ENTRY_POINTS = ('grader.py', 'run.sh')  # modules outside src/ that module_tests.py covers too
+CONFTEST = 'tests/conftest.py'  # defines SLOW_FILES, the test files left out of the quick tier
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,28 @@ def module_tests_problems(root, module_tests):
     return problems + selection_problems(root, module_tests.items())
 
 
+def slow_files(root):
+    """The names of the test files that tests/conftest.py at `root` marks slow (its SLOW_FILES); none if absent."""
+    path = Path(root) / CONFTEST
+    if not path.is_file():
+        return ()
+    for node in ast.parse(path.read_text(encoding='utf-8')).body:
+        if isinstance(node, ast.Assign) and [getattr(target, 'id', None) for target in node.targets] == ['SLOW_FILES']:
+            return ast.literal_eval(node.value)
+    return ()
+
+
+def quick_tests_left_out(root, modules, module_tests):
+    """The quick test files of module_tests.py's row of each module of `modules` (MODULES) of which its row
+    of MODULES selects no test: mutmut would count a mutant they kill as surviving. A row may select some
+    tests of a file by name, those that run in a mutmut run's time."""
+    slow = set(slow_files(root))
+    return [f"{module}: MODULES selects no test of {file}, a quick test file of its row of module_tests.py"
+            for module, selected in modules.items()
+            for file in dict.fromkeys(test.partition('::')[0] for test in module_tests.get(module, ()))
+            if Path(file).name not in slow and file not in {test.partition('::')[0] for test in selected}]
+
+
 def table(text, header, problems):
     """The rows, as lists of cells, of the Markdown table of `text` under the line `header`; none, with
     the problem added to `problems`, where the text has no single such table."""
@@ -232,6 +258,7 @@ def problems(config):
              + [problem for catalogue in catalogues for problem in find_text_problems(root, catalogue)]
              + mutant_name_problems(config.equivalent, config.gpu_only, config.modules)
              + module_tests_problems(root, config.module_tests)
+             + quick_tests_left_out(root, config.modules, config.module_tests)
              + mutmut_table_problems(text, config.modules, config.equivalent)
              + plausible_table_problems(text, config.catalogue))
     return list(dict.fromkeys(found))  # a test two tables select is told once
