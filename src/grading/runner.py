@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from . import sandbox
 from .zygote import ZygoteClient
+from .forked_zygote import PARENT_ENV
 
 COPY_IGNORED = shutil.ignore_patterns("__pycache__", "*.params", "*.predictions", "*.pyc")
 EXIT_GRACE_SECONDS = 0.5
@@ -140,8 +141,9 @@ class ProbeRunner:
         self.term_grace = TEARDOWN_SECONDS if isolating else TERM_GRACE_SECONDS
 
     def environment(self, home):
-        """The process environment: ours without the hidden-bundle variables, one thread, private home."""
-        env = {k: v for k, v in os.environ.items() if k not in self.hidden_env}
+        """The process environment: ours without the hidden-bundle variables and the zygote parent's address,
+        one thread, private home."""
+        env = {k: v for k, v in os.environ.items() if k not in self.hidden_env and k != PARENT_ENV}
         grading_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (grading_root, env.get("PYTHONPATH")) if p)
         env.update(HOME=home, TMPDIR=home, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")

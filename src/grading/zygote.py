@@ -33,6 +33,7 @@ import sys
 import threading
 
 from . import sandbox, trusted
+from .forked_zygote import fork_zygote
 
 MESSAGE_BYTES = 1 << 20
 
@@ -122,11 +123,12 @@ def kill_late_child(pid):
 
 
 class ZygoteClient:
-    """The grading process's side: starts the zygote and asks it for probe processes."""
+    """The grading process's side: starts the zygote (or has a zygote parent fork it, see zygote_parent.py)
+    and asks it for probe processes."""
 
     def __init__(self, env, cwd, preload):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.process = subprocess.Popen(
+        self.process = fork_zygote(theirs.fileno(), env, cwd, preload) or subprocess.Popen(
             [sys.executable, "-c", "from grading.zygote import main; main()", str(theirs.fileno()), *preload],
             pass_fds=(theirs.fileno(),), env=env, cwd=cwd, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, start_new_session=True)

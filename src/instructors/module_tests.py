@@ -95,7 +95,10 @@ MODULE_TESTS = {
     'src/grading/runner.py': RUNNER_TESTS,
     'src/grading/sandbox.py': SANDBOX_TESTS,
     'src/grading/zygote.py': ('tests/test_zygote.py', 'tests/test_slow_zygote.py',
-                              'tests/test_grade_regenerate.py'),
+                              'tests/test_grade_regenerate.py', 'tests/test_zygote_parent.py'),
+    'src/grading/zygote_parent.py': ('tests/test_zygote_parent.py', 'tests/test_zygote.py',
+                                     'tests/test_suite_costs.py'),
+    'src/grading/forked_zygote.py': ('tests/test_zygote_parent.py', 'tests/test_zygote.py'),
     **{f'src/grading/handout/{name}.py': HANDOUT_TESTS
        for name in ('answers', 'configs', 'corpora', 'models', 'spans')},
     **{f'src/grading/handout/{name}.py': HANDOUT_TESTS + ROPE_GRADING_TESTS for name in ('predictions', 'rope')},

@@ -221,7 +221,7 @@ MODULES = (
         Mutant("the sweep kills the processes of probes still running",
                "if sid not in live]", "]"),
         Mutant("a probe's environment names the hidden bundle",
-               "{k: v for k, v in os.environ.items() if k not in self.hidden_env}", "dict(os.environ)"),
+               "if k not in self.hidden_env and k != PARENT_ENV}", "if k != PARENT_ENV}"),
     )),
     Module('src/grading/zygote.py', ('tests/test_zygote.py', 'tests/test_slow_zygote.py'), (
         Mutant("a forked probe keeps the zygote's socket, so it can forge the zygote's replies",
