@@ -18,6 +18,7 @@ import torch
 import privileged
 from cpu_costs import pytest_runtest_setup, pytest_runtest_teardown  # noqa: F401 (hooks)
 from runtime_helpers import one_thread
+from zygote_parents import run_with_a_parent
 from assignment.editions import SEED_EDITION
 from grading import registry
 from submission import GPTConfig
@@ -127,6 +128,15 @@ def pytest_collection_modifyitems(items):
         item.add_marker(pytest.mark.xdist_group(item.path.name))
         if item.path.name in rank:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def zygote_parent():
+    """The grading runs of the whole test run fork their zygotes from one parent a worker, which has
+    imported torch once (tests/zygote_parents.py)."""
+    stop = run_with_a_parent()
+    yield
+    stop()
 
 
 @pytest.fixture(scope="session")

@@ -41,7 +41,7 @@ def test_each_tests_cpu_seconds_count_its_own_work_and_its_childrens_but_not_its
     xml_path = tmp_path / "run.xml"
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "cpu_costs",
                            f"--junitxml={xml_path}", "test_burning.py"],
-                          cwd=tmp_path, env={"PYTHONPATH": str(TESTS), "PATH": ""},
+                          cwd=tmp_path, env={"PYTHONPATH": f"{TESTS}:{TESTS.parent / 'src'}", "PATH": ""},
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     seconds = {case.get("name"): [float(p.get("value")) for p in case.iter("property") if p.get("name") == "cpu_seconds"]
