@@ -78,10 +78,11 @@ def viewed(tmp_path, name):
         runner.warm_up()
         found = runner.run(str(work / "package"), str(work / "tests.py"), "view", {}, 60)
         kind = type(runner.zygote.process)
+        held = sorted(os.listdir(f"/proc/{runner.zygote.process.pid}/fd"))  # the zygote's, not the probe's
     finally:
         runner.close()
     assert found.status == "ok", found
-    view = found.value
+    view = dict(found.value, zygote_descriptors=held)
     home = view["env"].pop("HOME")
     assert home.startswith(str(work / "root")) and view["env"].pop("TMPDIR") == home, view["env"]
     view["tempdir"] = view["tempdir"] == home
@@ -92,8 +93,8 @@ def viewed(tmp_path, name):
 
 def test_a_probe_of_a_forked_zygote_sees_what_one_of_a_new_zygote_sees_but_the_random_seed(
         tmp_path, parent, monkeypatch):
-    """Kills a forked zygote that keeps the parent's environment, folder, umask, temporary folder or
-    sys.argv, leaves the parent's session, or keeps its random state; and a parent that is not used."""
+    """Kills a forked zygote that keeps the parent's environment, listening socket, umask, temporary
+    folder, module or sys.argv, or stays in the parent's session; and a parent that is not used."""
     os.umask(0o027)
     try:
         first, first_kind = viewed(tmp_path, "first")

@@ -14,9 +14,10 @@ environment but for HOME, TMPDIR and the variables named with --ignore,
 which neither Python nor the preloaded modules read as they start. Else it
 refuses and the run starts its zygote as usual. The forked zygote takes the
 run's environment, working folder and umask, holds the descriptors a new
-zygote holds and no other, reseeds `random` as a new interpreter seeds it,
+zygote holds and no other (its socket at the number the run gave it),
 leads a session of its own and writes its errors to the run's standard
-error.
+error; like every forked child it draws other random numbers than its
+parent (Python reseeds `random` at a fork).
 
     request  {"fd", "python", "uid", "gid", "groups", "limits", "env", "cwd", "umask", "preload"}
              with two descriptors attached: the zygote's end of its socket (numbered fd in the
@@ -31,7 +32,6 @@ forked, or why it refused.
 
 import json
 import os
-import random
 import select
 import signal
 import socket
@@ -72,17 +72,14 @@ def become_zygote(request, zygote_fd, stderr_fd, listener, connection):
             os.close(devnull)
         os.dup2(stderr_fd, 2)
         os.close(stderr_fd)
-        if zygote_fd != request["fd"]:  # the number the run gave it: its zygote holds 0, 1, 2 and it alone
+        if zygote_fd != request["fd"]:  # the number the run gave it
             os.dup2(zygote_fd, request["fd"])
             os.close(zygote_fd)
-        os.closerange(3, request["fd"])
-        os.closerange(request["fd"] + 1, os.sysconf("SC_OPEN_MAX"))
         os.umask(request["umask"])
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
         tempfile.tempdir = None  # found again from TMPDIR, as a new interpreter would
-        random.seed()
         del sys.modules[__name__]  # a new zygote never imports this module
         delattr(sys.modules[__package__], __name__.rpartition(".")[2])
         sys.argv = ["-c", str(request["fd"]), *request["preload"]]

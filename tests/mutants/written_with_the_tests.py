@@ -207,7 +207,7 @@ MODULES = (
     )),
     Module('src/grading/runner.py', ('tests/test_grading_runner_channel.py', 'tests/test_grading_runner_folders.py',
                                      'tests/test_grading_runner_processes.py', 'tests/test_slow_zygote.py',
-                                     'tests/test_probe_links.py'), (
+                                     'tests/test_probe_links.py', 'tests/test_zygote_parent.py'), (
         Mutant("past a slow fork the probe is spawned on the pipes the zygote may still fork on",
                "                    self.fork = False  # the zygote died or hangs: spawn from now on\n"
                "                return None\n",
@@ -222,6 +222,18 @@ MODULES = (
                "if sid not in live]", "]"),
         Mutant("a probe's environment names the hidden bundle",
                "if k not in self.hidden_env and k != PARENT_ENV}", "if k != PARENT_ENV}"),
+        Mutant("a probe's environment names the zygote parent's socket", " and k != PARENT_ENV}", "}"),
+    )),
+    Module('src/grading/zygote_parent.py', ('tests/test_zygote_parent.py',), (
+        Mutant("the forked zygote keeps the parent's environment",
+               '        os.environ.clear()\n        os.environ.update(request["env"])\n', ""),
+        Mutant("the forked zygote keeps the parent's umask", '        os.umask(request["umask"])\n', ""),
+        Mutant("the parent forks a zygote whatever environment the run has", "    if differing:\n",
+               "    if False:\n"),
+        Mutant("the forked zygote keeps the parent's listening socket", "        listener.close()\n", ""),
+        Mutant("the forked zygote keeps the parent's module, which a new zygote never imports",
+               "        del sys.modules[__name__]  # a new zygote never imports this module\n", ""),
+        Mutant("the forked zygote stays in the parent's session", "        os.setsid()\n", ""),
     )),
     Module('src/grading/zygote.py', ('tests/test_zygote.py', 'tests/test_slow_zygote.py'), (
         Mutant("a forked probe keeps the zygote's socket, so it can forge the zygote's replies",
