@@ -102,7 +102,7 @@ SLOW_FILES = (
     "test_plausible.py", "test_bench.py", "test_bench_compile.py", "test_release_main_inputs.py", "test_run_sh.py",
     "test_run_bad_inputs.py", "test_runtime_decoding.py", "test_notebooks.py", "test_agreement.py", "test_fast.py",
     "test_run_rope.py", "test_stages_collect_submission.py", "test_run_student_code.py", "test_dataset.py",
-    "test_staging.py")
+    "test_zygote_parent.py", "test_staging.py")
 
 
 def pytest_configure(config):
@@ -131,9 +131,13 @@ def pytest_collection_modifyitems(items):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def zygote_parent():
+def zygote_parent(request):
     """The grading runs of the whole test run fork their zygotes from one parent a worker, which has
-    imported torch once (tests/zygote_parents.py)."""
+    imported torch once (tests/zygote_parents.py); not in a run without slow tests (the quick tier),
+    which starts too few grading runs to pay for the parent's own import."""
+    if not any(item.get_closest_marker("slow") for item in request.session.items):
+        yield
+        return
     stop = run_with_a_parent()
     yield
     stop()
