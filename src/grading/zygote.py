@@ -67,8 +67,8 @@ def child(connection, order, output_fd, result_fd, zygote_pid):
         os._exit(1)
 
 
-def reap(connection):
-    """Report every child that has ended."""
+def ended_children():
+    """Reap every child that has ended, yielding its pid and exit code (negative: killed by a signal)."""
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -76,7 +76,13 @@ def reap(connection):
             return
         if pid == 0:
             return
-        connection.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+        yield pid, os.waitstatus_to_exitcode(status)
+
+
+def reap(connection):
+    """Report every child that has ended."""
+    for pid, code in ended_children():
+        connection.send(json.dumps({"exited": pid, "code": code}).encode())
 
 
 def serve(connection):

@@ -115,17 +115,6 @@ def answer(connection, listener, own, ignored):
             os.close(fd)
 
 
-def reap():
-    """Reap every zygote forked here that has ended."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
 def serve(listener, own, ignored):
     """Answer each connection, one request each, until killed."""
     while True:
@@ -136,7 +125,8 @@ def serve(listener, own, ignored):
                     answer(connection, listener, own, ignored)
                 except (OSError, ValueError, KeyError, TypeError):
                     pass  # a broken request is dropped: its client starts its zygote as usual
-        reap()
+        for _ in zygote.ended_children():  # reaped: the runs wait on their pidfds, not on exit codes
+            pass
 
 
 def main():
