@@ -3,7 +3,7 @@ Plausible bugs written with the tests in view: the catalogue that
 `./run.sh mutate --plausible` runs (src/instructors/plausible.py) when no
 --catalogue names another.
 
-82 hand-written mutants over 15 modules, each a find/replace on its
+89 hand-written mutants over 16 modules, each a find/replace on its
 module's text that a developer could write in good faith, with one line
 naming the bug; a mutant no test here can catch says why in `uncaught`.
 They were written on 2026-11-24 by the authors of the tests, from the code
@@ -14,7 +14,9 @@ against the bugs it was made for. The sets written apart from the tests
 (written_apart_*.py beside this file) measure it independently.
 The three mutants of assignment/question_files.py, a module of their own,
 came from the release's autograder and the grading bundle when the
-question files got their one reader.
+question files got their one reader; the six of grading/zygote_parent.py
+and the seventh of grading/runner.py (the parent's address kept from the
+probes) were written with the zygote parent, its tests in view.
 
 Each module's tests are chosen here, kept to what runs in seconds: unit
 tests, and the end-to-end tests only where nothing else reaches the code
@@ -22,9 +24,10 @@ tests, and the end-to-end tests only where nothing else reaches the code
 needs another user).
 
 First measured on 2026-11-24, with 80 mutants: 79 of 80 killed (99%), in
-8.4 minutes. Latest on 2026-11-28, on a fresh clone of 39a5fa6: 81 of 82
-killed (99%), in 16.6 minutes; the survivor, sandbox.py's package copy
-left writable, says in `uncaught` why no test can catch it here. Both by
+8.4 minutes. Latest on 2026-12-02: 88 of 89 killed (99%), in 10.7
+minutes on this repository's later two-core machine; the survivor,
+sandbox.py's package copy left writable, says in `uncaught` why no test
+can catch it here. Both by
 
     ./run.sh mutate --plausible
 """
