@@ -104,13 +104,18 @@ def serve(connection):
         reap(connection)
 
 
-def main():
-    connection = socket.socket(fileno=int(sys.argv[1]))
-    for name in sys.argv[2:]:
+def preload(names):
+    """Import each module of `names` that can be imported (the probes meet one that cannot)."""
+    for name in names:
         try:
             importlib.import_module(name)
         except ImportError:
             pass
+
+
+def main():
+    connection = socket.socket(fileno=int(sys.argv[1]))
+    preload(sys.argv[2:])
     try:
         connection.send(json.dumps({"ready": True}).encode())
         serve(connection)

@@ -136,11 +136,7 @@ def main():
         ignored.append(arguments[1])
         arguments = arguments[2:]
     sandbox.die_with_parent(signal.SIGKILL)
-    for name in arguments:
-        try:
-            __import__(name)
-        except ImportError:
-            pass
+    zygote.preload(arguments)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(address)
     listener.listen(8)
