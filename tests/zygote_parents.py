@@ -1,10 +1,10 @@
 """
 A zygote parent (src/grading/zygote_parent.py) for the test run: started in
-each worker as the run begins and named in GRADING_ZYGOTE_PARENT, so that
-the grading runs the tests start, in their processes or in grader.py, fork
-their zygotes from it instead of importing torch again, where the parent
-finds the zygote would be the same. Its line for each request goes to
-parent.log beside its socket.
+each worker of a run with slow tests (tests/conftest.py) and named in
+GRADING_ZYGOTE_PARENT, so that the grading runs the tests start, in their
+processes or in grader.py, fork their zygotes from it instead of importing
+torch again, where the parent finds the zygote would be the same. Its line
+for each request goes to parent.log beside its socket.
 """
 
 import os

@@ -11,11 +11,10 @@ the two only; module_tests.py has a row for every module with code,
 grader.py and run.sh, and no other, each naming tests that exist; each row
 of MODULES selects tests of every quick test file (one not in
 tests/conftest.py's SLOW_FILES) of its module's row of module_tests.py;
-and the two tables
-of docs/mutation-testing.md have one row for each module of MODULES and
-of the catalogue, no other, each with its date, the command that
-measures it and figures that agree with each other (and, for the
-plausible table, with the catalogue's count of mutants).
+and the two tables of docs/mutation-testing.md have one row for each
+module of MODULES and of the catalogue, no other, each with its date,
+the command that measures it and figures that agree with each other
+(and, for the plausible table, with the catalogue's count of mutants).
 
 Each check takes what it checks as arguments (the tree's root, the tables,
 the catalogues, the docs' text); `main` prints one line per problem, or
