@@ -47,8 +47,8 @@ DEFAULTS = dict(train_people=200, dev_people=100, paraphrases=10, name_link=0.2,
                 pretrain_epochs=45, pretrain_lr=1e-3, pretrain_batch_size=32,
                 finetune_epochs=6, scratch_epochs=30, finetune_lr=6e-4, finetune_batch_size=32,
                 perceiver_layers=3, bottleneck=24, perceiver_pretrain_epochs=45, perceiver_finetune_epochs=30)
-QUICK = dict(train_people=50, dev_people=25, pretrain_epochs=60, pretrain_lr=2e-3, finetune_epochs=20,
-             perceiver_pretrain_epochs=30, perceiver_finetune_epochs=90)
+QUICK = dict(train_people=50, dev_people=25, pretrain_epochs=48, pretrain_lr=2e-3, finetune_epochs=20,
+             perceiver_pretrain_epochs=20, perceiver_finetune_epochs=120)
 THREADS = 2  # the table of docs/demo.md was measured so; another count rounds differently
 WARMUP_TOKENS = 512 * 20  # as in the assignment's trainer configurations
 
