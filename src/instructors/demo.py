@@ -4,7 +4,7 @@ was never finetuned on? The whole experiment of the assignment, on a world
 small enough for a laptop CPU, in a few minutes:
 
     ./run.sh demo            # python3 -m instructors.demo, with src/ on the path
-    ./run.sh demo --quick    # the reduced form the tests run, about 5 minutes on two threads
+    ./run.sh demo --quick    # the reduced form the tests run, about 4 minutes on two threads
 
 1. generate a small world (instructors/worldgen) into --out_dir: short biographies
    that state the birth place early, several paraphrases a person;
