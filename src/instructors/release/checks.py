@@ -17,7 +17,7 @@ import sys
 from assignment.editions import EDITIONS, SEED_EDITION
 from assignment.facts import GIVEN_FOR_PARTS, OTHER_STAGES
 
-from . import regions
+from . import import_check, regions
 
 FORBIDDEN_SUFFIXES = (".params", ".predictions")
 SECRET_LINE_CHARS = 30
@@ -85,10 +85,13 @@ def python_failure(tree, code, *args):
 
 
 def import_failure(tree):
-    """None when every module of tree/src imports, else the error's last line."""
+    """None when every module of tree/src imports, else the error's last line: asked of a child forked from
+    this process where it can be (import_check.py), else of a new interpreter."""
     src = os.path.join(tree, "src")
     modules = sorted(os.path.splitext(path)[0].replace(os.sep, ".").removesuffix(".__init__")
                      for path in tree_files(src) if path.endswith(".py") and not path.endswith("__main__.py"))
+    if import_check.FORK:
+        return import_check.forked_failure(tree, modules)
     return python_failure(tree, "import " + ", ".join(modules))
 
 
