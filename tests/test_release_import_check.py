@@ -6,7 +6,9 @@ modules import nothing heavy. Each case runs both ways.
 """
 
 import os
+import site
 import sys
+import types
 
 import pytest
 
@@ -85,6 +87,12 @@ def test_the_installed_places_hold_the_standard_library_and_torch_but_not_the_re
     places = import_check.installed_places()
     assert import_check.is_installed(os, places) and import_check.is_installed(torch, places)
     assert import_check.is_installed(sys, places)  # built in: loaded from no file
+    assert os.path.realpath(site.getusersitepackages()) in places
+    namespace = types.ModuleType("namespace")  # a package of folders alone
+    namespace.__path__ = [os.path.dirname(os.__file__)]
+    assert import_check.is_installed(namespace, places)
+    namespace.__path__.append(os.path.dirname(checks.__file__))
+    assert not import_check.is_installed(namespace, places)
     assert not import_check.is_installed(checks, places)
     assert not import_check.within(os.path.dirname(os.path.dirname(checks.__file__)), places)
 
@@ -95,6 +103,9 @@ def test_the_child_finds_the_starter_and_the_installed_places_alone(tmp_path, mo
     starter's, bytecode written."""
     write(tmp_path / "src" / "pkg" / "__init__.py", "")
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    main = types.ModuleType("__main__")
+    main.__file__ = str(tmp_path / "release.py")  # as the release's own __main__, of no installed place
+    monkeypatch.setitem(sys.modules, "__main__", main)
     places = import_check.installed_places()
     modules, path, folder = dict(sys.modules), list(sys.path), os.getcwd()
     try:
@@ -110,5 +121,5 @@ def test_the_child_finds_the_starter_and_the_installed_places_alone(tmp_path, mo
     assert seen["folder"] == str(tmp_path) and seen["pkg"] == str(tmp_path / "src" / "pkg" / "__init__.py")
     assert seen["path"][:2] == ["", str(tmp_path / "src")] and sys.path[-1] in seen["path"][2:]
     assert all(import_check.within(entry, places) for entry in seen["path"][2:])
-    assert {"torch", "os", "sys"} <= seen["names"] and not {"instructors", "assignment", "conftest"} & seen["names"]
+    assert {"torch", "os", "sys", "__main__"} <= seen["names"] and not {"instructors", "assignment", "conftest"} & seen["names"]
     assert not seen["bytecode"]

@@ -64,7 +64,6 @@ def forked_failure(tree, modules):
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: it reports through the pipe and exits, whatever happens
-        status = 1
         try:
             os.close(read_end)
             nowhere = open(os.devnull, "w")
@@ -72,12 +71,12 @@ def forked_failure(tree, modules):
             os.dup2(nowhere.fileno(), 2)
             sys.stdout = sys.stderr = nowhere  # this process may write through other files than 1 and 2 (pytest's)
             import_as_a_new_interpreter(tree, modules)
-            status = 0
+            os._exit(0)
         except BaseException as error:  # SystemExit too: the starter does not import
             line = traceback.format_exception_only(error)[-1].strip()
             os.write(write_end, line.encode("utf-8", "backslashreplace"))  # as Python's standard error writes it
         finally:
-            os._exit(status)
+            os._exit(1)
     os.close(write_end)
     with os.fdopen(read_end, "rb") as pipe:
         complaint = pipe.read().decode("utf-8")
