@@ -20,6 +20,14 @@ def write(path, text):
     path.write_text(text, encoding="utf-8")
 
 
+def test_a_forked_check_counts_an_exit_at_import_as_a_failure(tmp_path, monkeypatch):
+    """Kills SystemExit let through the child's handler, where it would end the child with status 0. It is
+    the file's first test: a check that took this process for the child would end it here, with status 1."""
+    monkeypatch.setattr(import_check, "FORK", True)
+    write(tmp_path / "src" / "pkg" / "__init__.py", "import sys\nsys.exit(0)\n")
+    assert checks.import_failure(str(tmp_path)) == "SystemExit: 0"
+
+
 @pytest.fixture(params=[True, False], ids=["forked", "new interpreter"])
 def forked(request, monkeypatch):
     """Each way of checking, the other made to fail: no new interpreter where it forks, no fork where it does not."""
@@ -40,7 +48,8 @@ CASES = {
     "an error at import": ({"pkg/a.py": "raise ValueError('not at import')\n"}, "ValueError: not at import"),
     "an error that cannot be written as it is": ({"pkg/a.py": "raise ValueError('\\udce9')\n"},
                                                  "ValueError: \\udce9"),
-    "an exit without a word": ({"pkg/a.py": "import os\nos._exit(3)\n"}, "exit status 3"),
+    "an exit without a word, after the pipes": ({"pkg/a.py": "import os, time\nos.closerange(3, 4096)\n"
+                                                              "time.sleep(0.2)\nos._exit(3)\n"}, "exit status 3"),
     "the starter's own module of a name the repository uses": (
         {"assignment/__init__.py": "OWN = 'starter'\n",
          "pkg/a.py": "import assignment\nassert assignment.OWN == 'starter', assignment\n"}, None),
@@ -72,13 +81,6 @@ def test_the_forked_check_leaves_this_process_as_it_was(tmp_path, forked):
     modules, path, folder = dict(sys.modules), list(sys.path), os.getcwd()
     assert checks.import_failure(str(tmp_path)) is None
     assert dict(sys.modules) == modules and sys.path == path and os.getcwd() == folder
-
-
-def test_a_forked_check_counts_an_exit_at_import_as_a_failure(tmp_path, monkeypatch):
-    """Kills SystemExit let through the child's handler, where it would end the child with status 0."""
-    monkeypatch.setattr(import_check, "FORK", True)
-    write(tmp_path / "src" / "pkg" / "__init__.py", "import sys\nsys.exit(0)\n")
-    assert checks.import_failure(str(tmp_path)) == "SystemExit: 0"
 
 
 def test_the_installed_places_hold_the_standard_library_and_torch_but_not_the_repository():
