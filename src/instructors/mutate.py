@@ -57,7 +57,8 @@ MODULES = {
     'src/runtime/training/batches.py': ('tests/test_runtime_training.py', 'tests/test_batches.py'),  # test_resume.py
     'src/runtime/training/checkpoint.py': ('tests/test_runtime_training.py', 'tests/test_checkpoint.py'),  # trains in
     # subprocesses, which mutmut cannot trace to a function
-    'src/instructors/release/checks.py': ('tests/test_release_checks.py',),
+    'src/instructors/release/checks.py': MODULE_TESTS['src/instructors/release/checks.py'],
+    'src/instructors/release/import_check.py': MODULE_TESTS['src/instructors/release/import_check.py'],
     'src/instructors/release/regions.py': ('tests/test_release_checks.py', *REGION_TESTS),
     **{f'src/grading/handout/{name}.py': HANDOUT_TESTS  # probes run in-process there
        for name in ('answers', 'corpora', 'spans', 'configs', 'models', 'predictions')},
@@ -103,6 +104,9 @@ EQUIVALENT = {
        "which regions() raised first on the same text" for n in (27, 29)},
     'instructors.release.checks.x_python_failure__mutmut_10': "cwd is the tree, so a relative src is the same folder",
     'instructors.release.checks.x_python_failure__mutmut_14': "any non-empty PYTHONDONTWRITEBYTECODE disables bytecode",
+    **{f'instructors.release.import_check.x_forked_failure__mutmut_{n}': UTF8_ALIAS for n in (43, 58)},
+    'instructors.release.import_check.x_forked_failure__mutmut_47': "the child exits 2 rather than 1 after writing "
+                                                                    "its complaint, which is what is reported",
     **{f'runtime.decoding.greedy.x_greedy_next__mutmut_{n}': "the logits are 2-D (B, vocab): dims 1, -1 and the implicit "
        "one are the same" for n in (7, 9, 11, 12, 15)},
     'runtime.decoding.greedy.xǁRecomputeǁ__init____mutmut_14': "columns past the last one fed are never read",
