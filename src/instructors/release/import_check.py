@@ -13,6 +13,7 @@ failure. Python forks safely with torch loaded on Linux only (FORK):
 elsewhere checks.import_failure starts a new interpreter.
 """
 
+import functools
 import importlib
 import os
 import site
@@ -24,11 +25,11 @@ FORK = sys.platform.startswith("linux")
 
 
 def installed_places():
-    """The folders of the standard library and of installed packages, resolved."""
+    """The folders of the standard library and of installed packages, resolved, as a sorted tuple."""
     places = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
     places.update(site.getsitepackages())
     places.add(site.getusersitepackages())
-    return [os.path.realpath(place) for place in places if place]
+    return tuple(sorted({os.path.realpath(place) for place in places if place}))
 
 
 def within(path, places):
@@ -37,10 +38,17 @@ def within(path, places):
     return any(os.path.commonpath([path, place]) == place for place in places)
 
 
+@functools.lru_cache(maxsize=None)
+def folder_within(folder, places):
+    """within(folder, places), remembered: a process's thousands of modules lie in a few hundred folders."""
+    return within(folder, places)
+
+
 def is_installed(module, places):
-    """Whether every file and folder `module` was loaded from lies in `places` (a built-in one has none)."""
-    origins = [module.__file__] if getattr(module, "__file__", None) else list(getattr(module, "__path__", []))
-    return all(within(origin, places) for origin in origins)
+    """Whether the folders `module` was loaded from all lie in `places` (a built-in one has none)."""
+    folders = [os.path.dirname(module.__file__)] if getattr(module, "__file__", None) \
+        else list(getattr(module, "__path__", []))
+    return all(folder_within(folder, places) for folder in folders)
 
 
 def import_as_a_new_interpreter(tree, modules):
