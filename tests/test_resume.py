@@ -60,15 +60,17 @@ def env():
 
 
 def run_to_end(*args, **kwargs):
-    """The run to its end: under torchrun where it has several processes, else in this process, on one
-    thread as env() gives a subprocess (which would only import torch again: seconds of CPU a run)."""
+    """The run to its end: under torchrun where it has several processes (returns the finished process,
+    its output captured), else in this process, on one thread as env() gives a subprocess (which would
+    only import torch again: seconds of CPU a run)."""
     arguments = command(*args, **kwargs)
     if kwargs.get("processes", 1) == 1 and not kwargs.get("torchrun"):
         with one_thread():
             assert run.main(arguments[2:]) == 0
-        return
+        return None
     done = subprocess.run(arguments, env=env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+    return done
 
 
 def max_difference(path_a, path_b):
