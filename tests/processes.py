@@ -1,7 +1,7 @@
 """
 Processes as /proc shows them, for the tests that kill runs and probes: the
 tree a process leads (its descendants, whatever their sessions), a signal
-to each process of it, and whether a process still runs.
+to each process of it, whether a process still runs, and its CPU seconds.
 """
 
 import os
@@ -44,3 +44,13 @@ def running(pid):
         return stat_fields(pid)[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def cpu_seconds(pid):
+    """CPU seconds of process `pid` and of the children it has waited for (utime, stime, cutime and
+    cstime of /proc); 0 once it is gone."""
+    try:
+        fields = stat_fields(pid)
+    except OSError:
+        return 0.0
+    return sum(map(int, fields[11:15])) / os.sysconf("SC_CLK_TCK")

@@ -18,6 +18,8 @@ from grading.bundle import HIDDEN_ENV
 from grading.runner import ProbeRunner
 from grading.forked_zygote import PARENT_ENV
 
+from processes import cpu_seconds
+
 PRELOAD = ("torch", "numpy", "tqdm")  # what grader.py's zygotes import
 IGNORED = ("PYTEST_CURRENT_TEST",)  # set by pytest for each test; read by nothing as Python starts
 
@@ -61,9 +63,4 @@ def run_with_a_parent(preload=PRELOAD):
 def parent_cpu_seconds():
     """CPU seconds of the zygote parent named last and of the zygotes it has reaped (0 when none runs: once
     stopped, they count among this process's own children's)."""
-    try:
-        with open(f"/proc/{RUNNING[-1].pid}/stat") as stat:
-            fields = stat.read().rpartition(")")[2].split()
-    except (IndexError, OSError):
-        return 0.0
-    return sum(map(int, fields[11:15])) / os.sysconf("SC_CLK_TCK")  # utime, stime, cutime, cstime
+    return cpu_seconds(RUNNING[-1].pid) if RUNNING else 0.0
