@@ -4,7 +4,10 @@ batches.py, distributed.py): a run killed at any moment and resumed (twice in on
 or under two processes with dropout) ends with the parameters and records of
 an uninterrupted run; two processes (torchrun, gloo) train as one and
 evaluate as one; a checkpoint is written whole or not at all, and a
-checkpoint of another run is refused.
+checkpoint of another run is refused. Every run that is killed, and every
+run of two processes but run.sh's own, is forked from a server that has
+imported torch (tests/forked_runs.py) rather than started as a new
+interpreter.
 """
 
 import os
@@ -18,6 +21,7 @@ import pytest
 import torch
 
 import run
+from forked_runs import Forked, finished_run, started_run, stop_server
 from processes import process_tree, running, signal_tree
 from runtime_helpers import one_thread
 from runtime.training.checkpoint import CHECKPOINT_NAME, save_atomically
@@ -43,34 +47,47 @@ def training_options(epochs=4, every=3, dropout=0, device="cpu"):
             str(dropout), "--device", device, "--checkpoint_every", str(every), "--seed", "0"]
 
 
-def command(questions, experiments, params, *extra, processes=1, torchrun=None, **options):
-    """run.py finetuning with training_options(**options); under torchrun when `torchrun`, which
-    defaults to processes > 1."""
-    torchrun = processes > 1 if torchrun is None else torchrun
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                f"--nproc_per_node={processes}"] if torchrun else [sys.executable]
-    return [*launcher, str(REPO / "src" / "run.py"), "--function", "finetune", "--variant", "vanilla",
-            "--pretrain_corpus_path", str(DATA / "wiki.txt"), "--finetune_corpus_path", str(questions),
-            "--writing_params_path", str(params), "--experiments_dir", str(experiments),
-            *training_options(**options), *extra]
+def arguments(questions, experiments, params, *extra, **options):
+    """run.py's command line (without `python run.py`) of finetuning with training_options(**options)."""
+    return ["--function", "finetune", "--variant", "vanilla", "--pretrain_corpus_path", str(DATA / "wiki.txt"),
+            "--finetune_corpus_path", str(questions), "--writing_params_path", str(params),
+            "--experiments_dir", str(experiments), *training_options(**options), *extra]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fork_server():
+    """The forked runs' server stopped after the file's tests, so that its CPU counts among theirs."""
+    yield
+    stop_server()
 
 
 def env():
     return dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO / "src"))
 
 
-def run_to_end(*args, **kwargs):
-    """The run to its end: under torchrun where it has several processes (returns the finished process,
-    its output captured), else in this process, on one thread as env() gives a subprocess (which would
-    only import torch again: seconds of CPU a run)."""
-    arguments = command(*args, **kwargs)
-    if kwargs.get("processes", 1) == 1 and not kwargs.get("torchrun"):
-        with one_thread():
-            assert run.main(arguments[2:]) == 0
+def run_to_end(questions, experiments, params, *extra, processes=1, torchrun=False, **options):
+    """The run to its end: under torchrun where `torchrun` (returns the finished process, its output
+    captured); forked where it has several processes; else in this process, on one thread as env() gives
+    the others."""
+    argv = arguments(questions, experiments, params, *extra, **options)
+    if torchrun:
+        done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                               f"--nproc_per_node={processes}", str(REPO / "src" / "run.py"), *argv],
+                              env=env(), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done
+    if processes > 1:
+        status, output = finished_run(argv, env(), log_of(experiments), processes)
+        assert status == 0, output[-2000:]
         return None
-    done = subprocess.run(arguments, env=env(), capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done
+    with one_thread():
+        assert run.main(argv) == 0
+    return None
+
+
+def log_of(experiments):
+    """Where a forked run's output goes: beside its experiments folder."""
+    return experiments.with_name(experiments.name + ".log")
 
 
 def max_difference(path_a, path_b):
@@ -118,8 +135,9 @@ def stopped_where(process, experiments, wanted, timeout=120):
 def killed_where(questions, experiments, params, wanted, *extra, **settings):
     """A run (with the options `extra`) SIGKILLed, every process of it, where `wanted` holds; returns
     that checkpoint."""
-    process = subprocess.Popen(command(questions, experiments, params, *extra, **settings), env=env(),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    processes = settings.pop("processes", 1)
+    process = started_run(arguments(questions, experiments, params, *extra, **settings), env(),
+                          log_of(experiments), processes)
     try:
         return stopped_where(process, experiments, wanted)
     finally:
@@ -141,12 +159,12 @@ def killed_and_resumed(questions, tmp_path, wanted, **settings):
 
 
 REFERENCE_RUNS = {"one process": dict(processes=1), "two processes with dropout": dict(processes=2, dropout=0.1)}
-STAGE = "vanilla_finetune_without_pretrain"  # command()'s run, as a stage of run.sh
+STAGE = "vanilla_finetune_without_pretrain"  # arguments()' run, as a stage of run.sh
 
 
 @pytest.fixture(scope="module")
 def through_run_sh(questions, tmp_path_factory):
-    """command()'s run in two processes as run.sh runs a stage with NPROC=2, on a data folder of its
+    """arguments()' run in two processes as run.sh runs a stage with NPROC=2, on a data folder of its
     corpus and questions: (the finished process, its params, its experiments folder)."""
     folder = tmp_path_factory.mktemp("run_sh")
     (folder / "data").mkdir()
@@ -200,22 +218,20 @@ def test_two_processes_train_the_rope_model_as_one(questions, tmp_path):
 
 
 def test_sharded_evaluation_gives_the_single_process_predictions(uninterrupted, tmp_path, single_thread, capsys):
-    """Two processes under torchrun against one, in-process on one thread as each of those runs, on
-    101 of the dev questions: an odd number, so the shares differ by one (which is all an uneven split
-    can do) and the processes' answers are put back in order."""
+    """Two processes (forked, as torchrun starts them) against one, in-process on one thread as each of
+    those runs, on 101 of the dev questions: an odd number, so the shares differ by one (which is all an
+    uneven split can do) and the processes' answers are put back in order."""
     params, _ = uninterrupted["one process"]
     questions = tmp_path / "dev.tsv"
     questions.write_text("".join((DATA / "birth_dev.tsv").read_text(encoding="utf-8").splitlines(True)[:101]))
     outputs = {processes: tmp_path / f"{processes}.predictions" for processes in (1, 2)}
-    arguments = {processes: ["--function", "evaluate", "--variant", "vanilla", "--pretrain_corpus_path",
+    command_lines = {processes: ["--function", "evaluate", "--variant", "vanilla", "--pretrain_corpus_path",
                              str(DATA / "wiki.txt"), "--eval_corpus_path", str(questions),
                              "--reading_params_path", str(params), "--outputs_path", str(outputs[processes]),
                              "--small", "--device", "cpu"] for processes in (1, 2)}
-    assert run.main(arguments[1]) == 0, capsys.readouterr().err[-2000:]
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                           str(REPO / "src" / "run.py"), *arguments[2]],
-                          env=env(), capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert run.main(command_lines[1]) == 0, capsys.readouterr().err[-2000:]
+    status, output = finished_run(command_lines[2], env(), tmp_path / "two.log", processes=2)
+    assert status == 0, output[-2000:]
     one = outputs[1].read_text(encoding="utf-8").splitlines()
     assert len(one) == 101 and outputs[2].read_text(encoding="utf-8").splitlines() == one
 
@@ -267,14 +283,15 @@ def test_a_two_process_run_with_dropout_resumes_to_its_uninterrupted_parameters(
 
 def test_ctrl_c_saves_a_checkpoint_that_resumes(questions, tmp_path, uninterrupted):
     experiments, params = tmp_path / "experiments", tmp_path / "resumed.params"
-    process = subprocess.Popen(command(questions, experiments, params, every=1000), env=env(), text=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = log_of(experiments)
+    process = started_run(arguments(questions, experiments, params, every=1000), env(), log)
     deadline = time.monotonic() + 120
     while not (experiments / RUN / "metrics.csv").is_file() or len(read_metrics(experiments / RUN / "metrics.csv")) < 3:
         assert time.monotonic() < deadline and process.poll() is None
         time.sleep(0.01)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+    process.wait(timeout=120)
+    err = log.read_text(encoding="utf-8")
     assert process.returncode == 130, err[-2000:]
     assert "interrupted; the run is saved in a checkpoint" in err and "--resume" in err
     assert checkpoint_of(experiments)["step"] >= 3 and not params.exists()
@@ -292,8 +309,8 @@ def test_a_checkpoint_of_another_run_is_refused(questions, uninterrupted, tmp_pa
     for name in (CHECKPOINT_NAME, "metrics.csv"):
         (experiments / RUN / name).write_bytes((source / name).read_bytes())
     before = {p.name: p.read_bytes() for p in (experiments / RUN).iterdir()}
-    arguments = command(questions, experiments, tmp_path / "other.params", "--resume") + change  # the last one counts
-    status = run.main(arguments[2:])  # in-process: the run ends where it reads the checkpoint
+    argv = arguments(questions, experiments, tmp_path / "other.params", "--resume") + change  # the last one counts
+    status = run.main(argv)  # in-process: the run ends where it reads the checkpoint
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("run.py: error")]
     assert status == 1 and len(errors) == 1 and "is of another run" in errors[0] and named in errors[0]
     assert {p.name: p.read_bytes() for p in (experiments / RUN).iterdir()} == before
@@ -301,7 +318,7 @@ def test_a_checkpoint_of_another_run_is_refused(questions, uninterrupted, tmp_pa
 
 
 def test_resume_without_a_checkpoint_says_so(questions, tmp_path, capsys):
-    assert run.main(command(questions, tmp_path / "experiments", tmp_path / "p.params", "--resume")[2:]) == 1
+    assert run.main(arguments(questions, tmp_path / "experiments", tmp_path / "p.params", "--resume")) == 1
     assert "no checkpoint to resume from" in capsys.readouterr().err
 
 
@@ -316,19 +333,15 @@ class SlowToPickle:
         return (SlowToPickle, (0,))
 
 
-SAVE_SLOWLY = """
-import sys, torch
-sys.path[:0] = [sys.argv[2], sys.argv[3]]
-from runtime.training.checkpoint import save_atomically
-from test_resume import SlowToPickle
-save_atomically({"weights": torch.zeros(1000, 1000), "slow": SlowToPickle(60)}, sys.argv[1])
-"""
+def save_slowly(path):
+    """In a forked process: a checkpoint saved to `path` whose pickling takes a minute."""
+    save_atomically({"weights": torch.zeros(1000, 1000), "slow": SlowToPickle(60)}, path)
 
 
 def test_a_kill_during_a_save_leaves_the_previous_checkpoint(tmp_path):
     path = tmp_path / CHECKPOINT_NAME
     save_atomically({"step": 7, "weights": torch.arange(10)}, path)
-    process = subprocess.Popen([sys.executable, "-c", SAVE_SLOWLY, str(path), str(REPO / "src"), str(REPO / "tests")])
+    process = Forked(save_slowly, str(path))
     deadline = time.monotonic() + 60
     while not list(tmp_path.glob(f".{CHECKPOINT_NAME}.*.tmp")):  # the new checkpoint is being written
         assert time.monotonic() < deadline and process.poll() is None
