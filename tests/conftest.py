@@ -17,6 +17,7 @@ import torch
 
 import privileged
 from cpu_costs import pytest_runtest_setup, pytest_runtest_teardown  # noqa: F401 (hooks)
+from forked_runs import stop_server
 from runtime_helpers import one_thread
 from zygote_parents import run_with_a_parent
 from assignment.editions import SEED_EDITION
@@ -141,6 +142,14 @@ def zygote_parent(request):
     stop = run_with_a_parent()
     yield
     stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fork_server():
+    """The server of tests/forked_runs.py, where a test started one, stopped and waited for at the end of
+    the run, so that its CPU seconds and its processes' count among the run's."""
+    yield
+    stop_server()
 
 
 @pytest.fixture(scope="session")

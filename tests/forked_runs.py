@@ -1,8 +1,9 @@
 """
 Processes forked from a server that has imported torch (multiprocessing's
-forkserver, one a test process) rather than new interpreters that import it
-again: about 3 CPU-seconds a process, and a torchrun of two processes
-starts three. tests/test_resume.py starts its runs of run.py so.
+forkserver, one for each test process) rather than new interpreters that
+import it again: about 3 CPU-seconds a process, and a torchrun of two
+processes starts three. tests/test_resume.py starts its runs of run.py so,
+and tests/test_seeds.py its two processes of a process group.
 
 A run of N processes is a launcher that forks N workers with the variables
 torchrun gives its workers (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
@@ -138,7 +139,7 @@ def finished_run(arguments, env, log, processes=1, timeout=300):
 
 
 def server_pid():
-    """This process's server's, None if it has none running."""
+    """The pid of this process's server, None if none runs."""
     return forkserver._forkserver._forkserver_pid  # private: multiprocessing does not say
 
 

@@ -21,7 +21,7 @@ import pytest
 import torch
 
 import run
-from forked_runs import Forked, finished_run, started_run, stop_server
+from forked_runs import Forked, finished_run, started_run
 from processes import process_tree, running, signal_tree
 from runtime_helpers import one_thread
 from runtime.training.checkpoint import CHECKPOINT_NAME, save_atomically
@@ -52,13 +52,6 @@ def arguments(questions, experiments, params, *extra, **options):
     return ["--function", "finetune", "--variant", "vanilla", "--pretrain_corpus_path", str(DATA / "wiki.txt"),
             "--finetune_corpus_path", str(questions), "--writing_params_path", str(params),
             "--experiments_dir", str(experiments), *training_options(**options), *extra]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fork_server():
-    """The forked runs' server stopped after the file's tests, so that its CPU counts among theirs."""
-    yield
-    stop_server()
 
 
 def env():

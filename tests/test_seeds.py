@@ -8,13 +8,11 @@ one line) and written whole or not at all.
 """
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 import run
 from runtime import seeds
@@ -23,6 +21,7 @@ from runtime.inputs import InputError
 from runtime.params import read_stamp
 from runtime.seeds import SEED_FILE, SEED_RANGE, drawn_seed, record_seed, recorded_seed, run_seed
 
+from forked_runs import Forked, launch
 from runtime_helpers import DISK_FULL, path_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,24 +110,20 @@ def test_a_checkpoint_of_another_seed_is_refused(questions, tmp_path, capsys):
     assert status == 1 and "its seed is 1, this run's is 2" in capsys.readouterr().err
 
 
-def draw_in_process(rank, port, seeds):
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+def draw_in_process(folder):
+    """In a worker forked as torchrun starts one (tests/forked_runs.py): the seed it draws, to folder/RANK."""
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    dist.init_process_group("gloo")
     try:
-        seeds[rank] = drawn_seed(Processes(rank, 2))
+        seed = drawn_seed(Processes(rank, world))
     finally:
         dist.destroy_process_group()
+    Path(folder, str(rank)).write_text(str(seed))
 
 
-def unused_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_every_process_uses_rank_0s_seed():
-    seeds = mp.Manager().dict()
-    mp.spawn(draw_in_process, args=(unused_port(), seeds), nprocs=2)
-    assert seeds[0] == seeds[1]
+def test_every_process_uses_rank_0s_seed(tmp_path):
+    assert Forked(launch, 2, draw_in_process, str(tmp_path)).wait(120) == 0
+    assert (tmp_path / "0").read_text() == (tmp_path / "1").read_text()
 
 
 # ---- seed.txt: its range, and written whole ---------------------------------------------------
