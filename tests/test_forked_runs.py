@@ -1,9 +1,10 @@
 """
-The forked runs of tests/forked_runs.py, which tests/test_resume.py starts
-instead of new interpreters: a process has the environment it was given, a
-run exits with run.py's status and writes its output to its log, a launcher
-gives each worker torchrun's variables and fails when one of them fails,
-the others killed, and the server's CPU seconds are counted.
+The forked processes of tests/forked_runs.py, which tests/test_resume.py
+and tests/test_seeds.py start instead of new interpreters: a process has
+the environment it was given, a run exits with run.py's status and writes
+its output to its log, a launcher gives each worker torchrun's variables
+and fails when one of them fails, the others killed, and the server's CPU
+seconds are counted.
 """
 
 import json
