@@ -219,9 +219,9 @@ def test_sharded_evaluation_gives_the_single_process_predictions(uninterrupted, 
     questions.write_text("".join((DATA / "birth_dev.tsv").read_text(encoding="utf-8").splitlines(True)[:101]))
     outputs = {processes: tmp_path / f"{processes}.predictions" for processes in (1, 2)}
     command_lines = {processes: ["--function", "evaluate", "--variant", "vanilla", "--pretrain_corpus_path",
-                             str(DATA / "wiki.txt"), "--eval_corpus_path", str(questions),
-                             "--reading_params_path", str(params), "--outputs_path", str(outputs[processes]),
-                             "--small", "--device", "cpu"] for processes in (1, 2)}
+                                 str(DATA / "wiki.txt"), "--eval_corpus_path", str(questions),
+                                 "--reading_params_path", str(params), "--outputs_path", str(outputs[processes]),
+                                 "--small", "--device", "cpu"] for processes in (1, 2)}
     assert run.main(command_lines[1]) == 0, capsys.readouterr().err[-2000:]
     status, output = finished_run(command_lines[2], env(), tmp_path / "two.log", processes=2)
     assert status == 0, output[-2000:]
