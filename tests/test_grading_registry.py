@@ -3,6 +3,7 @@ The registry of tests and probes (grading/registry.py): @graded and its
 thresholds, the order and selection of tests, and a hidden bundle's tests.
 """
 
+import os
 import sys
 
 import pytest
@@ -179,6 +180,22 @@ def test_each_bundle_file_stays_its_own_module_in_sys_modules(bundle_tests, regi
     for n, path in enumerate(paths):
         function = registered[f"1h-{n}-hidden"].function
         assert sys.modules[function.__module__].__file__ == str(path)
+
+
+def test_a_bundle_file_is_graded_as_its_text_says_not_as_a_cached_compilation(bundle_tests, registered,
+                                                                              monkeypatch):
+    """Kills a loader that reads or writes a bytecode cache beside the bundle's tests: a cache is trusted by
+    its source's size and whole-second mtime, so a file rewritten at the same size within one second would
+    run its old code."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as in a process started without PYTHONDONTWRITEBYTECODE
+    path = bundle_tests("same.py", '@graded("1h-0-hidden", points=1, visibility="hidden", timeout=9)\n'
+                                   'def t(ctx):\n    """d"""\n')
+    for test_id in ("1h-0-hidden", "1h-1-hidden"):
+        write(path, path.read_text().replace("1h-0-hidden", test_id))
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+        registry.load_bundle_tests([str(path)])
+        assert test_id in registered
+    assert "__pycache__" not in {child.name for child in path.parent.iterdir()}
 
 
 def test_two_bundle_files_cannot_give_the_same_test(bundle_tests):

@@ -26,6 +26,7 @@ decorators give the seed's (the RoPE tests, the latest RoPE cohort's).
 """
 
 import contextlib
+import importlib.machinery
 import importlib.util
 import inspect
 import math
@@ -163,16 +164,27 @@ def probe(function):
     return function
 
 
+class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a file from its text at every import: no bytecode cache is read or written beside it.
+    A cache is trusted by its source's size and mtime in whole seconds, so a test file rewritten within
+    the same second at the same size would otherwise run its old code."""
+
+    def get_code(self, fullname):
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
 def load_bundle_tests(paths):
     """
     Import each of a hidden bundle's test files, whose @graded tests join
-    TESTS (replacing the test of grader.py with the same id). Raises ValueError
-    with one line naming the file that registers a bad test or does not import.
+    TESTS (replacing the test of grader.py with the same id), compiled from
+    its text (SourceOnlyLoader). Raises ValueError with one line naming the
+    file that registers a bad test or does not import.
     """
     for number, path in enumerate(paths):
         BUNDLE_FILES.append(os.path.abspath(path))
         try:
-            spec = importlib.util.spec_from_file_location(f"hidden_tests_{number}", path)
+            loader = SourceOnlyLoader(f"hidden_tests_{number}", path)
+            spec = importlib.util.spec_from_loader(loader.name, loader)
             module = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = module
             spec.loader.exec_module(module)
