@@ -21,7 +21,6 @@ import statistics
 import time
 
 import torch
-import torch._dynamo
 from tqdm import tqdm
 
 from runtime.training.batches import EpochBatches
@@ -39,12 +38,14 @@ WAYS = {  # name: FastSteps options
 
 def graphs_compiled():
     """The graphs torch.compile has made in this process since the last reset."""
+    import torch._dynamo  # torch's compiler: about two seconds to import, so only where the compile part runs
     return torch._dynamo.utils.counters['stats']['unique_graphs']
 
 
 def timed_steps(make_model, dataset, shape, device, steps, precision, backend, seed, options):
     """(seconds of each step, loss of each step, graphs compiled) of `steps` stages' steps with
     FastSteps(**options) of a model from make_model() on the first seeded batches of `dataset`."""
+    import torch._dynamo  # as in graphs_compiled
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     set_seed(seed)
