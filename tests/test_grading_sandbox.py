@@ -270,6 +270,21 @@ def test_without_namespaces_the_package_and_home_are_handed_to_the_user(tmp_path
     assert owners == {(4321, 8765)}
 
 
+def test_a_module_is_loaded_as_its_text_says_not_as_a_cached_compilation(tmp_path, monkeypatch):
+    """Kills a load_module that reads or writes a bytecode cache beside the file (a hidden bundle's tests and
+    reference, a hand-in): a cache is trusted by its source's size and whole-second mtime, so a file rewritten
+    at the same size within one second would run its old code."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as in a process started without PYTHONDONTWRITEBYTECODE
+    path = tmp_path / "package" / "__init__.py"
+    for value in ("1", "2"):
+        write(path, f"VALUE = {value}\n")
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+        monkeypatch.delitem(sys.modules, "cached_or_not", raising=False)
+        module = sandbox.load_module("cached_or_not", str(path), str(path.parent))
+        assert module.VALUE == int(value) and module.__path__ == [str(path.parent)]
+    assert os.listdir(path.parent) == ["__init__.py"]
+
+
 def test_a_spawned_probes_standard_input_is_empty(probes):
     """Kills the order's pipe (or whatever the grader had) left as the submission's standard input."""
     write(probes / "probes.py", PROBES + textwrap.dedent('''

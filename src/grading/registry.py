@@ -26,19 +26,18 @@ decorators give the seed's (the RoPE tests, the latest RoPE cohort's).
 """
 
 import contextlib
-import importlib.machinery
-import importlib.util
 import inspect
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from assignment.editions import EDITIONS, SEED_EDITION
 from assignment.facts import EDITION as CHECKOUT_EDITION
 from assignment.not_written_yet import error_line
+
+from .sandbox import load_module
 
 VISIBILITIES = ("basic", "hidden")
 TEST_ID = re.compile(r"^(\d+)([a-z]+)-(\d+)-(basic|hidden)$")
@@ -164,30 +163,17 @@ def probe(function):
     return function
 
 
-class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
-    """Compiles a file from its text at every import: no bytecode cache is read or written beside it.
-    A cache is trusted by its source's size and mtime in whole seconds, so a test file rewritten within
-    the same second at the same size would otherwise run its old code."""
-
-    def get_code(self, fullname):
-        return self.source_to_code(self.get_data(self.path), self.path)
-
-
 def load_bundle_tests(paths):
     """
     Import each of a hidden bundle's test files, whose @graded tests join
     TESTS (replacing the test of grader.py with the same id), compiled from
-    its text (SourceOnlyLoader). Raises ValueError with one line naming the
+    its text (sandbox.load_module). Raises ValueError with one line naming the
     file that registers a bad test or does not import.
     """
     for number, path in enumerate(paths):
         BUNDLE_FILES.append(os.path.abspath(path))
         try:
-            loader = SourceOnlyLoader(f"hidden_tests_{number}", path)
-            spec = importlib.util.spec_from_loader(loader.name, loader)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module
-            spec.loader.exec_module(module)
+            load_module(f"hidden_tests_{number}", path)
         except BadTest as refused:
             raise ValueError(f"{path}: {refused}") from None
         except Exception as error:

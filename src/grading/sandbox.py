@@ -38,6 +38,7 @@ submitted code runs:
 """
 
 import ctypes
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -224,10 +225,21 @@ def limit_resources(memory_bytes, file_bytes, processes=None):
             pass
 
 
+class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a file from its text at every import: no bytecode cache is read or written beside it.
+    A cache is trusted by its source's size and mtime in whole seconds, so a file rewritten within
+    the same second at the same size would otherwise run its old code."""
+
+    def get_code(self, fullname):
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
 def load_module(name, path, package_dir=None):
-    """Import the file at `path` as module `name` (as a package rooted at package_dir if given)."""
+    """Import the file at `path`, compiled from its text (SourceOnlyLoader), as module `name` (as a
+    package rooted at package_dir if given)."""
     spec = importlib.util.spec_from_file_location(
-        name, path, submodule_search_locations=[package_dir] if package_dir else None)
+        name, path, loader=SourceOnlyLoader(name, path),
+        submodule_search_locations=[package_dir] if package_dir else None)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
